@@ -1,0 +1,79 @@
+"""`opkit lint`, `opkit rules`, `opkit rule CODE`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from opkit.lint import Selection, Severity, lint, load_rules
+from opkit.lint.reporters import FORMATTERS
+from opkit.lint.sources import INPUT_ERRORS
+from opkit.signature import Dialect
+
+
+def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--schema", "schemas", multiple=True, metavar="SIG", help="A schema string to lint (repeatable).")
+@click.option(
+    "--dialect",
+    type=click.Choice([d.value for d in Dialect]),
+    default=Dialect.OP_PLUGIN.value,
+    show_default=True,
+    help="Parser that --schema strings must satisfy: op-plugin's torchgen, or torch.library's C++ parser.",
+)
+@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATTERS)), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
+@click.option("--color/--no-color", default=None, help="Colour text output (default: only on a terminal).")
+@click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
+def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, output) -> None:
+    """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
+
+    Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or unreadable input.
+    """
+    if not paths and not schemas:
+        raise click.UsageError("nothing to lint: give PATH... or --schema SIG")
+    result = lint(paths, schemas=schemas, dialect=Dialect(dialect), selection=Selection(_codes(select), _codes(ignore)))
+    colour = color if color is not None else (fmt == "text" and output.isatty())
+    output.write(FORMATTERS[fmt](result.findings, colour=colour, files=result.files))
+    sys.exit(result.exit_code(Severity.parse(fail_on)))
+
+
+@click.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(fmt: str) -> None:
+    """List every rule: code, severity, name and summary."""
+    rows = [(code, "fatal", name, summary) for code, (name, summary) in INPUT_ERRORS.items()]
+    rows += [(r.code, str(r.severity), r.name, r.summary) for r in sorted(load_rules().values(), key=lambda r: r.code)]
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([dict(zip(("code", "severity", "name", "summary"), row)) for row in rows], indent=2))
+        return
+    for code, severity, name, summary in rows:
+        click.echo(f"{code:<6} {severity:<8} {name:<32} {summary}")
+
+
+@click.command("rule")
+@click.argument("code")
+def rule_command(code: str) -> None:
+    """Explain one rule: what it checks, why, and an example that fires it."""
+    code = code.upper()
+    if code in INPUT_ERRORS:
+        name, summary = INPUT_ERRORS[code]
+        click.echo(f"{code} ({name}, fatal)\n\n{summary}\nReported for input opkit cannot read; the exit status is 2.")
+        return
+    r = load_rules().get(code)
+    if r is None:
+        raise click.UsageError(f"unknown rule {code!r}; `opkit rules` lists them")
+    click.echo(f"{r.code} ({r.name}, {r.severity}, {r.scope})\n\n{r.summary}\n")
+    if r.explanation:
+        click.echo(r.explanation + "\n")
+    click.echo("Example that fires it:\n")
+    click.echo("\n".join("    " + line for line in r.example.splitlines()))

@@ -1,0 +1,147 @@
+"""Load inputs, run the selected rules, apply suppressions: `opkit lint` as a library call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from opkit.lint.finding import Finding, Severity, Violation
+from opkit.lint.registry import RULES, Rule, Selection, load_rules
+from opkit.lint.sources import InputError, LintProject, SchemaSite, read_text
+from opkit.signature import Dialect, OpSignature
+
+SCHEMA_PATH = "<schema>"
+
+
+@dataclass(frozen=True)
+class LintResult:
+    findings: tuple[Finding, ...]
+    files: int
+
+    @property
+    def has_fatal(self) -> bool:
+        return any(f.severity is Severity.FATAL for f in self.findings)
+
+    def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
+        """0 clean, 1 findings at or above ``fail_on``, 2 unreadable input."""
+        if self.has_fatal:
+            return 2
+        return 1 if any(f.severity >= fail_on for f in self.findings) else 0
+
+
+def _kind_of(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    return {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"}.get(ext, "")
+
+
+def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
+    """Read every path into its source type; unreadable ones become FATAL findings, the rest still load."""
+    project = LintProject()
+    for i, schema in enumerate(schemas):
+        project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
+    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files}
+    for path in _expand(paths, project):
+        kind = _kind_of(path)
+        if not kind:
+            project.input_findings.append(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py or .json").finding(path))
+            continue
+        try:
+            source = _loader(kind)(path, read_text(path))
+        except InputError as exc:
+            project.input_findings.append(exc.finding(path))
+            continue
+        project.input_findings.extend(e.finding(path) for e in getattr(source, "structure_errors", ()))
+        targets[kind].append(source)
+    return project
+
+
+def _loader(kind: str):
+    """The source loader for a kind of file, imported on first use."""
+    if kind == "yaml":
+        from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
+
+        return load_op_plugin_yaml
+    if kind == "python":
+        from opkit.lint.sources.registrations import load_registration_file
+
+        return load_registration_file
+    from opkit.lint.sources.msopgen_json import load_msopgen_json
+
+    return load_msopgen_json
+
+
+def _expand(paths: Sequence[str], project: LintProject) -> Iterable[str]:
+    """Files as given; a directory contributes the inputs opkit recognises inside it."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build_out", "__pycache__", "node_modules"))
+                for name in sorted(files):
+                    if _kind_of(name):
+                        yield os.path.join(root, name)
+        elif not os.path.exists(path):
+            project.input_findings.append(InputError("E001", "no such file or directory").finding(path))
+        else:
+            yield path
+
+
+def _finding(rule: Rule, v: Violation, *, path: str, line: int, column: int, op: str | None) -> Finding:
+    return Finding(
+        code=rule.code,
+        severity=rule.severity,
+        message=v.message,
+        path=v.path or path,
+        line=v.line if v.line is not None else line,
+        column=v.column if v.column is not None else column,
+        op=v.op or op,
+        hint=v.hint,
+    )
+
+
+def run_rules(project: LintProject, selection: Selection = Selection()) -> list[Finding]:
+    rules = [r for r in load_rules().values() if selection.enabled(r.code)]
+    findings: list[Finding] = []
+    by_scope: dict[str, list[Rule]] = {}
+    for r in rules:
+        by_scope.setdefault(r.scope, []).append(r)
+
+    for site in project.all_schema_sites():
+        parsed = site.parsed
+        op = parsed.full_name if isinstance(parsed, OpSignature) else site.op_hint or _name_guess(site.text)
+        for r in by_scope.get("schema", ()):
+            for v in r.run(site):
+                # A violation's column is relative to the schema text; place it in the file.
+                column = site.column + (v.column - 1 if v.column else 0)
+                findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
+    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files)):
+        for source in sources:
+            for r in by_scope.get(scope, ()):
+                findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in r.run(source))
+    for r in by_scope.get("project", ()):
+        findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in r.run(project))
+
+    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files) if getattr(s, "noqa", None)}
+    return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
+
+
+def _name_guess(text: str) -> str | None:
+    head = text.split("(", 1)[0].strip()
+    return head.split("::")[-1] or None if head else None
+
+
+def lint(
+    paths: Sequence[str] = (),
+    *,
+    schemas: Sequence[str] = (),
+    dialect: Dialect = Dialect.OP_PLUGIN,
+    selection: Selection = Selection(),
+) -> LintResult:
+    project = load_project(paths, schemas, dialect)
+    findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
+    findings += run_rules(project, selection)
+    files = len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
+    return LintResult(tuple(sorted(set(findings), key=lambda f: f.sort_key)), files)
+
+
+__all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

@@ -1,0 +1,81 @@
+"""Rules: small documented units with stable codes, registered by decorator (as flake8 plugins are).
+
+A rule is a generator function over one kind of subject; its docstring is its documentation (first
+line: summary; the rest: the explanation ``opkit rule CODE`` prints). Adding a rule touches one file.
+
+Scopes and the subject each rule receives:
+  ``schema``   a ``SchemaSite``: one parsed signature and where it came from
+  ``yaml``     an ``OpPluginFile`` (one op_plugin_functions.yaml)
+  ``python``   a ``RegistrationFile`` (one Meta/fake registration module)
+  ``msopgen``  an ``MsOpGenFile`` (one msOpGen prototype JSON)
+  ``project``  the whole ``LintProject``: cross-file rules
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from opkit.lint.finding import Severity, Violation
+
+SCOPES = ("schema", "yaml", "python", "msopgen", "project")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    scope: str
+    summary: str
+    explanation: str
+    example: str
+    check: Callable[..., Iterable[Violation]]
+
+    def run(self, subject: object) -> Iterator[Violation]:
+        yield from self.check(subject)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, *, severity: Severity, scope: str, example: str) -> Callable:
+    """Register the decorated generator as rule ``code``; ``example`` shows input that fires it."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}")
+
+    def register(fn: Callable[..., Iterable[Violation]]) -> Callable[..., Iterable[Violation]]:
+        if code in RULES:
+            raise ValueError(f"rule code {code} registered twice")
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        summary, _, explanation = doc.partition("\n")
+        RULES[code] = Rule(code, name, severity, scope, summary.strip(), explanation.strip(), inspect.cleandoc(example), fn)
+        return fn
+
+    return register
+
+
+def load_rules() -> dict[str, Rule]:
+    """Import every rule module once, so RULES is complete."""
+    from opkit.lint.rules import load_all
+
+    load_all()
+    return RULES
+
+
+def matches(code: str, patterns: Iterable[str]) -> bool:
+    """``--select``/``--ignore`` matching by code or prefix (``S``, ``S1``, ``S101``), case-insensitive."""
+    code = code.upper()
+    return any(code.startswith(p.strip().upper()) for p in patterns if p.strip())
+
+
+@dataclass(frozen=True)
+class Selection:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def enabled(self, code: str) -> bool:
+        if self.select and not matches(code, self.select):
+            return False
+        return not matches(code, self.ignore)

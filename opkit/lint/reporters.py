@@ -1,0 +1,117 @@
+"""Reporters: findings → text, JSON, SARIF 2.1.0 or GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from opkit import __version__
+from opkit.lint.finding import Finding, Severity
+from opkit.lint.registry import RULES
+
+_COLOURS = {Severity.FATAL: "\033[1;31m", Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
+_RESET, _BOLD = "\033[0m", "\033[1m"
+
+
+def _location(f: Finding) -> str:
+    return f"{f.path}:{f.line}:{f.column}" if f.path else "<project>"
+
+
+def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int = 0) -> str:
+    """``path:line:col: CODE message``, one per finding, then a summary line."""
+    lines = []
+    for f in findings:
+        code = f"{_COLOURS[f.severity]}{f.code}{_RESET}" if colour else f.code
+        where = f"{_BOLD}{_location(f)}{_RESET}" if colour else _location(f)
+        op = f" [{f.op}]" if f.op else ""
+        lines.append(f"{where}: {code} {f.message}{op}")
+        if f.hint:
+            lines.append(f"    hint: {f.hint}")
+    counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
+    if findings:
+        parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in (Severity.FATAL, Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
+        lines.append(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''} ({', '.join(parts)}) in {files} file{'s' if files != 1 else ''}.")
+    else:
+        lines.append(f"All checks passed ({files} file{'s' if files != 1 else ''}).")
+    return "\n".join(lines) + "\n"
+
+
+def format_json(findings: Sequence[Finding], **_: object) -> str:
+    return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+
+
+_SARIF_LEVEL = {Severity.FATAL: "error", Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def sarif_document(findings: Sequence[Finding]) -> dict:
+    """A SARIF 2.1.0 log with one run; rules carry their documentation."""
+    used = sorted({f.code for f in findings})
+    rules = []
+    for code in used:
+        r = RULES.get(code)
+        entry: dict = {"id": code}
+        if r is not None:
+            entry.update(
+                name=r.name,
+                shortDescription={"text": r.summary},
+                fullDescription={"text": r.explanation or r.summary},
+                defaultConfiguration={"level": _SARIF_LEVEL[r.severity]},
+            )
+        rules.append(entry)
+    index = {code: i for i, code in enumerate(used)}
+    results = []
+    for f in findings:
+        result: dict = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message + (f" (hint: {f.hint})" if f.hint else "")},
+        }
+        if f.path:
+            result["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path},
+                        "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
+                    }
+                }
+            ]
+        if f.op:
+            result["properties"] = {"op": f.op}
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "opkit", "version": __version__, "informationUri": "https://pypi.org/project/opkit/", "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def format_sarif(findings: Sequence[Finding], **_: object) -> str:
+    return json.dumps(sarif_document(findings), indent=2) + "\n"
+
+
+def _escape_github(text: str, *, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(findings: Sequence[Finding], **_: object) -> str:
+    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=CODE::message``."""
+    level = {Severity.FATAL: "error", Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+    out = []
+    for f in findings:
+        props = [f"file={_escape_github(f.path, property_value=True)}", f"line={f.line}", f"col={f.column}"] if f.path else []
+        props.append(f"title={_escape_github(f.code, property_value=True)}")
+        message = f.message + (f" (hint: {f.hint})" if f.hint else "")
+        out.append(f"::{level[f.severity]} {','.join(props)}::{_escape_github(message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+FORMATTERS: dict[str, Callable[..., str]] = {"text": format_text, "json": format_json, "sarif": format_sarif, "github": format_github}

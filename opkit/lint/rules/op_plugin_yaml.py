@@ -1,0 +1,1 @@
+"""(rules of this scope are added here)"""

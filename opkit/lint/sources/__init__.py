@@ -1,0 +1,109 @@
+"""Sources: files read into located, typed views that rules inspect. Nothing here imports torch.
+
+Every loader turns bad input into ``InputError`` (exit code 2, one message with its location), never
+a traceback; a file that cannot be read does not stop the other files from being linted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from opkit.lint.finding import Finding, Severity
+from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
+
+# Larger inputs are refused rather than parsed: the real op_plugin_functions.yaml is ~350 KB.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+# Input problems: stable codes, reported as FATAL findings (exit code 2), documented by `opkit rules`.
+INPUT_ERRORS = {
+    "E001": ("unreadable-input", "The file cannot be read as text: missing, a directory, binary, not UTF-8, or too large."),
+    "E002": ("syntax-error", "The file is not valid YAML, JSON or Python, as its extension says it should be."),
+    "E003": ("unexpected-structure", "The file parses but is not shaped like the input it claims to be (a list where a mapping belongs, ...)."),
+    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py or .json)."),
+}
+
+
+class InputError(Exception):
+    def __init__(self, code: str, message: str, *, line: int = 1, column: int = 1, hint: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+        self.hint = hint
+
+    def finding(self, path: str) -> Finding:
+        return Finding(self.code, Severity.FATAL, self.message, path, self.line, self.column, hint=self.hint)
+
+
+def read_text(path: str) -> str:
+    """The file's text, or InputError E001 saying why not."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+    if os.path.isdir(path):
+        raise InputError("E001", "is a directory")
+    if size > MAX_FILE_BYTES:
+        raise InputError("E001", f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+    if b"\0" in data:
+        raise InputError("E001", "binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError("E001", f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line=line) from None
+
+
+@dataclass(frozen=True)
+class SchemaSite:
+    """One schema string and where it sits: the subject of ``schema`` rules."""
+
+    text: str
+    path: str
+    line: int
+    column: int  # column of the schema's first character in the file
+    dialect: Dialect
+    section: str | None = None  # op_plugin_functions.yaml section; None for a standalone schema
+    tags: tuple[str, ...] = ()
+    op_hint: str | None = None  # name to report when the schema does not parse
+
+    @property
+    def is_custom(self) -> bool:
+        """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply."""
+        return self.section in (None, "custom")
+
+    @property
+    def parsed(self) -> OpSignature | SchemaError:
+        try:
+            return parse_schema(self.text, self.dialect)
+        except SchemaError as exc:
+            return exc
+
+    @property
+    def signature(self) -> OpSignature | None:
+        p = self.parsed
+        return p if isinstance(p, OpSignature) else None
+
+
+@dataclass
+class LintProject:
+    """Everything one `opkit lint` call loaded, so cross-file rules can see all of it."""
+
+    yaml_files: list = field(default_factory=list)
+    python_files: list = field(default_factory=list)
+    msopgen_files: list = field(default_factory=list)
+    schema_sites: list[SchemaSite] = field(default_factory=list)
+    input_findings: list[Finding] = field(default_factory=list)
+
+    def all_schema_sites(self) -> list[SchemaSite]:
+        sites = list(self.schema_sites)
+        for source in (*self.yaml_files, *self.python_files, *self.msopgen_files):
+            sites.extend(source.schema_sites())
+        return sites

@@ -1,0 +1,680 @@
+"""The op-signature model: one schema string, parsed once, with every fact the rest of opkit needs.
+
+Two dialects of the schema language exist and they disagree (see ``Dialect``). Both are parsed with
+the parsers PyTorch ships, never a parser of our own:
+
+* ``Dialect.OP_PLUGIN`` is exactly ``torchgen.model.FunctionSchema.parse``, what op-plugin's codegen
+  runs on every ``func:`` of ``op_plugin_functions.yaml``: ATen naming conventions and the exact
+  round trip ``str(parse(f)) == f`` included.
+* ``Dialect.TORCH_LIBRARY`` is the grammar of ``torch._C.parse_schema`` (``Library.define``,
+  ``custom_op``). It is more lenient about whitespace, namespaces, alias names and naming
+  conventions; opkit normalises those away and hands each argument and return to torchgen's
+  ``Argument``/``Return``/``Type`` parsers, which share the C++ parser's type grammar.
+
+This module knows nothing of files, YAML or torch.compile, and never imports torch.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from opkit import naming
+
+
+class Dialect(str, enum.Enum):
+    """Which schema parser a string must satisfy."""
+
+    OP_PLUGIN = "op-plugin"
+    TORCH_LIBRARY = "torch.library"
+
+    @property
+    def parser(self) -> str:
+        """The PyTorch parser this dialect follows, for messages."""
+        if self is Dialect.OP_PLUGIN:
+            return "torchgen.model.FunctionSchema, as op-plugin's codegen"
+        return "torch._C.parse_schema, as torch.library"
+
+
+class SchemaKind(str, enum.Enum):
+    """What an op does to its arguments (torchgen's SchemaKind, less 'scratch')."""
+
+    FUNCTIONAL = "functional"  # returns fresh tensors, mutates nothing
+    INPLACE = "inplace"  # name ends in '_', mutates and returns ``self``
+    OUT = "out"  # writes keyword-only ``Tensor(a!)`` out arguments
+    MUTABLE = "mutable"  # mutates positional arguments, e.g. ``my_inplace(Tensor(a!) x, ...)``
+
+
+class SchemaError(ValueError):
+    """A schema string that the dialect's parser rejects, located at a 1-based column."""
+
+    def __init__(self, message: str, *, text: str, column: int, dialect: Dialect, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.text = text
+        self.column = column
+        self.dialect = dialect
+        self.hint = hint
+
+    @property
+    def is_unknown_type(self) -> bool:
+        return self.message.startswith("unknown type")
+
+    def __str__(self) -> str:
+        where = f"{self.dialect.value} schema, column {self.column}"
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.message} [{where}]{hint}"
+
+
+# Argument types msOpGen can express as an attr, and the attr type each becomes (msopgen.md §2).
+_ATTR_TYPES = {
+    ("int", False): "int",
+    ("SymInt", False): "int",
+    ("float", False): "float",
+    ("bool", False): "bool",
+    ("str", False): "string",
+    ("int", True): "list_int",
+    ("SymInt", True): "list_int",
+    ("float", True): "list_float",
+    ("bool", True): "list_bool",
+}
+
+# Types whose mere presence stops npugraph_ex capture (random number generation).
+_UNCAPTURABLE_TYPES = frozenset({"Generator"})
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """A schema type: ``Tensor``, ``Tensor?``, ``Tensor[]``, ``Tensor?[]``, ``int[2]``, ``ScalarType?``, ..."""
+
+    base: str
+    optional: bool = False
+    is_list: bool = False
+    size: int | None = None
+    elem_optional: bool = False
+
+    @property
+    def is_tensor(self) -> bool:
+        """A Tensor, optional Tensor or list of Tensors: an input of the kernel, not an attr."""
+        return self.base == "Tensor"
+
+    @property
+    def msopgen_attr_type(self) -> str | None:
+        """The msOpGen attr type, or None when there is no faithful one (Scalar, str?, Generator, ...)."""
+        if self.is_tensor or self.elem_optional or (self.optional and self.base == "str"):
+            return None
+        return _ATTR_TYPES.get((self.base, self.is_list))
+
+    @property
+    def msopgen_param_type(self) -> str | None:
+        """msOpGen ``param_type`` of a tensor input: required, optional or dynamic."""
+        if not self.is_tensor:
+            return None
+        if self.is_list:
+            return "dynamic"
+        return "optional" if self.optional else "required"
+
+    def __str__(self) -> str:
+        s = self.base + ("?" if self.elem_optional else "")
+        if self.is_list:
+            s += f"[{self.size}]" if self.size is not None else "[]"
+        return s + ("?" if self.optional else "")
+
+
+@dataclass(frozen=True)
+class Alias:
+    """An alias annotation such as ``a!`` (in ``Tensor(a!)``): alias sets and whether it writes."""
+
+    sets: tuple[str, ...]
+    is_write: bool
+    after: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        s = "|".join(self.sets) + ("!" if self.is_write else "")
+        return s + (f" -> {'|'.join(self.after)}" if self.after else "")
+
+
+def _type_str(type_: ArgType, alias: Alias | None) -> str:
+    if alias is None:
+        return str(type_)
+    # The annotation sits right after the base name: Tensor(a!), Tensor(a)?, Tensor(a)[].
+    rest = str(type_)[len("Tensor") :]
+    return f"Tensor({alias}){rest}"
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    type: ArgType
+    default: str | None = None
+    alias: Alias | None = None
+    kwarg_only: bool = False
+    column: int = 0  # 1-based column of the argument in the text it was parsed from
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type.is_tensor
+
+    @property
+    def is_mutated(self) -> bool:
+        return self.alias is not None and self.alias.is_write
+
+    def __str__(self) -> str:
+        s = f"{_type_str(self.type, self.alias)} {self.name}"
+        return s if self.default is None else f"{s}={self.default}"
+
+
+@dataclass(frozen=True)
+class Return:
+    type: ArgType
+    name: str | None = None
+    alias: Alias | None = None
+
+    def __str__(self) -> str:
+        s = _type_str(self.type, self.alias)
+        return s if self.name is None else f"{s} {self.name}"
+
+
+@dataclass(frozen=True)
+class OpSignature:
+    """An op schema, immutable; ``str()`` prints it back in the dialect's canonical spelling."""
+
+    text: str
+    dialect: Dialect
+    name: str
+    overload: str = ""
+    namespace: str = ""
+    arguments: tuple[Argument, ...] = ()
+    returns: tuple[Return, ...] = ()
+
+    # -- names ---------------------------------------------------------------------------------
+    @property
+    def full_name(self) -> str:
+        """``name.overload`` as op-plugin and torch.ops spell it (``name`` for the default overload)."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
+    def base_name(self) -> str:
+        """The name without a trailing in-place ``_``: what naming conventions derive from."""
+        return self.name[:-1] if self.is_inplace_name else self.name
+
+    @property
+    def op_type(self) -> str:
+        """msOpGen's UpperCamelCase op type (``my_inplace`` → ``MyInplace``)."""
+        return naming.upper_camel(self.base_name)
+
+    @property
+    def kernel_name(self) -> str:
+        """The snake_case name msOpGen gives files and the kernel function."""
+        return naming.msopgen_snake(self.op_type)
+
+    @property
+    def aclnn_name(self) -> str:
+        return naming.aclnn_name(self.base_name)
+
+    @property
+    def meta_function_name(self) -> str:
+        return naming.meta_function_name(self.name)
+
+    @property
+    def name_round_trips(self) -> bool:
+        """Whether ``msopgen_snake(UpperCamel(name)) == name``: file names and converters rely on it."""
+        return self.kernel_name == self.base_name
+
+    # -- arguments -----------------------------------------------------------------------------
+    @property
+    def positional_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if not a.kwarg_only)
+
+    @property
+    def kwarg_only_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.kwarg_only)
+
+    @property
+    def tensor_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.is_tensor)
+
+    @property
+    def attr_arguments(self) -> tuple[Argument, ...]:
+        """Non-tensor arguments: msOpGen attrs."""
+        return tuple(a for a in self.arguments if not a.is_tensor)
+
+    @property
+    def mutated_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.is_mutated)
+
+    @property
+    def out_arguments(self) -> tuple[Argument, ...]:
+        """Keyword-only mutated arguments: the out= tensors of an out variant."""
+        return tuple(a for a in self.arguments if a.kwarg_only and a.is_mutated)
+
+    def argument(self, name: str) -> Argument | None:
+        return next((a for a in self.arguments if a.name == name), None)
+
+    @property
+    def is_inplace_name(self) -> bool:
+        return self.name.endswith("_") and not self.name.startswith("__")
+
+    @property
+    def kind(self) -> SchemaKind:
+        if self.out_arguments:
+            return SchemaKind.OUT
+        if self.is_inplace_name and self.mutated_arguments:
+            return SchemaKind.INPLACE
+        if self.mutated_arguments:
+            return SchemaKind.MUTABLE
+        return SchemaKind.FUNCTIONAL
+
+    # -- returns -------------------------------------------------------------------------------
+    @property
+    def returned_mutated_arguments(self) -> tuple[Argument, ...]:
+        """Mutated arguments that a return aliases (``-> Tensor(a!)``)."""
+        letters = {s for r in self.returns if r.alias is not None and r.alias.is_write for s in r.alias.sets}
+        return tuple(a for a in self.mutated_arguments if a.alias is not None and set(a.alias.sets) & letters)
+
+    @property
+    def returns_alias(self) -> bool:
+        """Any return carries an alias annotation: automatic functionalization rejects such custom ops."""
+        return any(r.alias is not None for r in self.returns)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """Stable names of the returned tensors: the return's own name, else ``out`` or ``out0``, ``out1``..."""
+        if len(self.returns) == 1:
+            return (self.returns[0].name or "out",)
+        return tuple(r.name or f"out{i}" for i, r in enumerate(self.returns))
+
+    @property
+    def fresh_returns(self) -> tuple[Return, ...]:
+        """Returns that are newly allocated tensors (not aliases of an argument)."""
+        return tuple(r for r in self.returns if r.alias is None)
+
+    @property
+    def has_generator(self) -> bool:
+        return any(a.type.base in _UNCAPTURABLE_TYPES for a in self.arguments)
+
+    def __str__(self) -> str:
+        name = f"{self.namespace}::{self.full_name}" if self.namespace else self.full_name
+        args: list[str] = [str(a) for a in self.positional_arguments]
+        if self.kwarg_only_arguments:
+            args.append("*")
+            args.extend(str(a) for a in self.kwarg_only_arguments)
+        if len(self.returns) == 1 and self.returns[0].name is None:
+            rets = str(self.returns[0])
+        else:
+            rets = "(" + ", ".join(map(str, self.returns)) + ")"
+        return f"{name}({', '.join(args)}) -> {rets}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Parsing
+# ------------------------------------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"^(?:(?P<ns>[A-Za-z_][A-Za-z0-9_]*)::)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
+_ALIAS_RE = re.compile(
+    r"^(?P<sets>[a-z][a-z0-9]*(?:\|[a-z][a-z0-9]*)*)(?P<write>!?)"
+    r"(?:\s*->\s*(?P<after>\*|[a-z][a-z0-9]*(?:\|[a-z][a-z0-9]*)*))?$"
+)
+_TENSOR_ANNOT_RE = re.compile(r"^Tensor\s*\((?P<ann>[^)]*)\)")
+
+
+@dataclass(frozen=True)
+class _Piece:
+    text: str
+    column: int  # 1-based
+
+
+def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
+    """Split ``text[start:end]`` at commas outside brackets and quotes, keeping each piece's column."""
+    pieces: list[_Piece] = []
+    depth = 0
+    quote = ""
+    piece_start = start
+    for i in range(start, end):
+        ch = text[i]
+        if quote:
+            if ch == quote and text[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            pieces.append(_Piece(text[piece_start:i], piece_start + 1))
+            piece_start = i + 1
+    pieces.append(_Piece(text[piece_start:end], piece_start + 1))
+    out = []
+    for p in pieces:
+        stripped = p.text.lstrip()
+        out.append(_Piece(stripped.rstrip(), p.column + len(p.text) - len(stripped)))
+    return out
+
+
+def _matching_paren(text: str, open_at: int) -> int:
+    depth = 0
+    quote = ""
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if quote:
+            if ch == quote and text[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the name, the arguments and the returns sit in a schema string."""
+
+    name: _Piece
+    arguments: list[_Piece]
+    returns: list[_Piece]
+    returns_parenthesised: bool
+
+
+def _layout(text: str, dialect: Dialect) -> _Layout:
+    def fail(message: str, column: int, hint: str | None = None) -> SchemaError:
+        return SchemaError(message, text=text, column=column, dialect=dialect, hint=hint)
+
+    open_at = text.find("(")
+    if open_at < 0:
+        raise fail("expected '(' after the op name", len(text) + 1, "a schema reads name(Type arg, ...) -> Return")
+    close_at = _matching_paren(text, open_at)
+    if close_at < 0:
+        raise fail("unbalanced '(' in the argument list", open_at + 1)
+    name = text[:open_at]
+    rest = text[close_at + 1 :]
+    m = re.match(r"^(\s*)->(\s*)", rest)
+    if m is None:
+        raise fail("expected ' -> ' and the returns after the argument list", close_at + 2, "write '-> ()' for an op that returns nothing")
+    ret_start = close_at + 1 + m.end()
+    ret_text = text[ret_start:].rstrip()
+    if not ret_text:
+        raise fail("missing return type after '->'", ret_start + 1, "write '-> ()' for an op that returns nothing")
+    args = [] if not text[open_at + 1 : close_at].strip() else _split_top_level(text, open_at + 1, close_at)
+    if ret_text.startswith("(") and _matching_paren(text, ret_start) == ret_start + len(ret_text) - 1:
+        inner = text[ret_start + 1 : ret_start + len(ret_text) - 1]
+        rets = [] if not inner.strip() else _split_top_level(text, ret_start + 1, ret_start + len(ret_text) - 1)
+        parenthesised = True
+    else:
+        rets = [_Piece(ret_text, ret_start + 1)]
+        parenthesised = False
+    return _Layout(_Piece(name, 1), args, rets, parenthesised)
+
+
+def _convert_type(t: object) -> ArgType:
+    """torchgen Type → ArgType."""
+    from torchgen import model as tg
+
+    if isinstance(t, tg.OptionalType):
+        inner = _convert_type(t.elem)
+        return ArgType(inner.base, True, inner.is_list, inner.size, inner.elem_optional)
+    if isinstance(t, tg.ListType):
+        elem = _convert_type(t.elem)
+        if elem.is_list:
+            raise ValueError(f"nested list type {t} is not supported")
+        return ArgType(elem.base, False, True, t.size, elem.optional)
+    if isinstance(t, tg.CustomClassType):
+        return ArgType(f"__torch__.torch.classes.{t.class_name}")
+    return ArgType(t.name.name)  # BaseType
+
+
+def _convert_alias(a: object | None) -> Alias | None:
+    if a is None:
+        return None
+    return Alias(tuple(a.alias_set), a.is_write, tuple(a.alias_set_after))
+
+
+def _torchgen_message(exc: BaseException) -> str:
+    msg = str(exc).strip() or type(exc).__name__
+    m = re.match(r"unrecognized type (.+)", msg)
+    if m:
+        return f"unknown type {m.group(1)!r} (not parsed by the installed torch)"
+    return msg
+
+
+def _hint_for(message: str, dialect: Dialect) -> str | None:
+    if "Dimname" in message:
+        return "Dimname is no longer parsed by torch 2.13's torchgen; drop the named-tensor overload"
+    if "must have a self argument" in message or ("Inplace" in message and "self" in message):
+        return "for op-plugin, write an in-place op as a mutable op: no trailing '_', Tensor(a!) on the written argument, return () or fresh tensors"
+    if " != " in message:
+        return "op-plugin needs the exact spelling torchgen prints: ', ' between arguments, ' -> ', and defaults without spaces"
+    if "alias annotation" in message:
+        return "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"
+    if "_out suffix" in message:
+        return "name the out variant with an overload: my_op.out(...)"
+    return None
+
+
+def _parse_op_plugin(text: str) -> OpSignature:
+    from torchgen import model as tg
+
+    dialect = Dialect.OP_PLUGIN
+    layout = _layout(text, dialect)
+    for piece in layout.arguments:
+        # torchgen splits arguments at ', ': a default with spaces breaks the split with a confusing message.
+        if piece.text != "*" and re.search(r"[\[(][^\])]*\s", piece.text.split("=", 1)[-1]) and "=" in piece.text:
+            raise SchemaError(
+                f"default of {piece.text!r} contains spaces",
+                text=text,
+                column=piece.column,
+                dialect=dialect,
+                hint="op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]",
+            )
+    try:
+        fs = tg.FunctionSchema.parse(text)
+    except Exception as exc:  # torchgen raises AssertionError/RuntimeError/KeyError/ValueError
+        message = _torchgen_message(exc)
+        raise SchemaError(
+            message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message, dialect)
+        ) from None
+    columns = {}
+    for piece in layout.arguments:
+        if piece.text != "*" and " " in piece.text:
+            columns[piece.text.split("=", 1)[0].rsplit(" ", 1)[-1]] = piece.column
+    kwarg_names = {a.name for a in fs.arguments.flat_kwarg_only} | {a.name for a in fs.arguments.out}
+    arguments = tuple(
+        Argument(
+            name=a.name,
+            type=_convert_type(a.type),
+            default=a.default,
+            alias=_convert_alias(a.annotation),
+            kwarg_only=a.name in kwarg_names,
+            column=columns.get(a.name, 0),
+        )
+        for a in fs.arguments.flat_all
+    )
+    returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
+    return OpSignature(
+        text=text,
+        dialect=dialect,
+        name=str(fs.name.name),
+        overload=fs.name.overload_name,
+        namespace=fs.name.name.namespace,
+        arguments=arguments,
+        returns=returns,
+    )
+
+
+def _locate_op_plugin_error(text: str) -> int:
+    """Column of the first piece torchgen rejects on its own: the name, an argument or a return."""
+    from torchgen import model as tg
+
+    try:
+        layout = _layout(text, Dialect.OP_PLUGIN)
+    except SchemaError as e:
+        return e.column
+    m = re.match(r"^[^(]*", text)
+    try:
+        tg.OperatorName.parse(m.group(0) if m else "")
+    except Exception:
+        return 1
+    for piece in layout.arguments:
+        if piece.text == "*":
+            continue
+        try:
+            tg.Argument.parse(piece.text)
+        except Exception:
+            return piece.column
+    for piece in layout.returns:
+        try:
+            tg.Return.parse(piece.text)
+        except Exception:
+            return piece.column
+    # Pieces parse alone; the whole breaks a convention or the exact spelling: find the first difference.
+    try:
+        fs = tg.FunctionSchema(
+            name=tg.OperatorName.parse(m.group(0) if m else ""),
+            arguments=tg.Arguments.parse(text[text.find("(") + 1 : _matching_paren(text, text.find("("))]),
+            returns=tg.parse_returns(text[text.rfind("->") + 3 :]) if "->" in text else (),
+        )
+        printed = str(fs)
+    except Exception:
+        return 1
+    for i, (a, b) in enumerate(zip(printed, text)):
+        if a != b:
+            return i + 1
+    return min(len(printed), len(text)) + 1
+
+
+def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias | None]:
+    """Take ``Tensor(a0!)`` apart: torch.library alias names are identifiers, torchgen wants one letter."""
+    m = _TENSOR_ANNOT_RE.match(piece.text)
+    if m is None:
+        return piece.text, None
+    am = _ALIAS_RE.match(m.group("ann").strip())
+    if am is None:
+        raise SchemaError(
+            f"unrecognized alias annotation {m.group('ann')!r}",
+            text=text,
+            column=piece.column + m.start("ann"),
+            dialect=dialect,
+            hint=_hint_for("alias annotation", dialect),
+        )
+    after = am.group("after")
+    alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else ())
+    return "Tensor" + piece.text[m.end() :], alias
+
+
+def _normalise_piece(piece: str) -> str:
+    """Collapse whitespace the C++ lexer ignores: inside brackets and around '=' (quoted text is kept)."""
+    out: list[str] = []
+    depth = 0
+    quote = ""
+    for ch in piece:
+        if quote:
+            out.append(ch)
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch.isspace():
+            if depth > 0:
+                continue
+            if out and out[-1] == " ":
+                continue
+            ch = " "
+        out.append(ch)
+    s = "".join(out).strip()
+    s = re.sub(r"\s*=\s*", "=", s)
+    s = re.sub(r"\s+([?\[])", r"\1", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
+    return s
+
+
+def _parse_torch_library(text: str) -> OpSignature:
+    from torchgen import model as tg
+
+    dialect = Dialect.TORCH_LIBRARY
+
+    def fail(message: str, column: int, hint: str | None = None) -> SchemaError:
+        return SchemaError(message, text=text, column=column, dialect=dialect, hint=hint or _hint_for(message, dialect))
+
+    layout = _layout(text, dialect)
+    name_text = layout.name.text.strip()
+    nm = _NAME_RE.match(name_text)
+    if nm is None:
+        raise fail(f"invalid op name {name_text!r}", 1, "an op name is [namespace::]identifier[.overload]")
+
+    arguments: list[Argument] = []
+    kwarg_only = False
+    for piece in layout.arguments:
+        if piece.text == "*":
+            if kwarg_only:
+                raise fail("'*' may appear only once", piece.column)
+            kwarg_only = True
+            continue
+        if not piece.text:
+            raise fail("empty argument", piece.column)
+        body, alias = _strip_alias(piece, dialect, text)
+        body = _normalise_piece(body)
+        try:
+            parsed = tg.Argument.parse(body)
+            arg_type = _convert_type(parsed.type)
+        except Exception as exc:
+            message = _torchgen_message(exc)
+            raise fail(message, piece.column) from None
+        if alias is not None and not arg_type.is_tensor:
+            raise fail(f"alias annotation on non-Tensor argument {parsed.name!r}", piece.column)
+        if not naming.IDENTIFIER_RE.match(parsed.name):
+            raise fail(f"invalid argument name {parsed.name!r}", piece.column)
+        arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
+
+    returns: list[Return] = []
+    for piece in layout.returns:
+        if not piece.text:
+            raise fail("empty return", piece.column)
+        body, alias = _strip_alias(piece, dialect, text)
+        body = _normalise_piece(body)
+        try:
+            parsed_ret = tg.Return.parse(body)
+            ret_type = _convert_type(parsed_ret.type)
+        except Exception as exc:
+            raise fail(_torchgen_message(exc), piece.column) from None
+        if parsed_ret.name is not None and not naming.IDENTIFIER_RE.match(parsed_ret.name):
+            raise fail(f"invalid return name {parsed_ret.name!r}", piece.column)
+        returns.append(Return(ret_type, parsed_ret.name, alias))
+    return OpSignature(
+        text=text,
+        dialect=dialect,
+        name=nm.group("name"),
+        overload=nm.group("overload") or "",
+        namespace=nm.group("ns") or "",
+        arguments=tuple(arguments),
+        returns=tuple(returns),
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_schema(text: str, dialect: Dialect = Dialect.OP_PLUGIN) -> OpSignature:
+    """Parse ``text`` as ``dialect`` requires; raise SchemaError with a column and a hint."""
+    if not isinstance(text, str) or not text.strip():
+        raise SchemaError("empty schema", text=str(text), column=1, dialect=dialect, hint="a schema reads name(Type arg, ...) -> Return")
+    if dialect is Dialect.OP_PLUGIN:
+        return _parse_op_plugin(text)
+    return _parse_torch_library(text)
+
+
+def iter_alias_letters(sig: OpSignature) -> Iterator[tuple[str, Argument]]:
+    """(alias set, argument) for every annotated argument, in order."""
+    for a in sig.arguments:
+        if a.alias is not None:
+            for s in a.alias.sets:
+                yield s, a
