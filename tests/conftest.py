@@ -1,0 +1,33 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS_YAML = REPO.parent / "shared" / "corpus" / "op-plugin" / "op_plugin_functions.yaml"
+
+
+@pytest.fixture
+def corpus_yaml() -> Path:
+    """The real 1514-entry op_plugin_functions.yaml, read in place (never copied into the project)."""
+    if not CORPUS_YAML.is_file():
+        pytest.skip(f"corpus not present at {CORPUS_YAML}")
+    return CORPUS_YAML
+
+
+@pytest.fixture
+def run_opkit():
+    """Run the `opkit` CLI in-process with click's runner; returns (exit_code, output)."""
+    from click.testing import CliRunner
+
+    from opkit.cli import main
+
+    def run(*args: str, input: str | None = None):
+        result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+        return result.exit_code, result.output
+
+    return run
