@@ -58,6 +58,7 @@ class SchemaError(ValueError):
         self.column = column
         self.dialect = dialect
         self.hint = hint
+        self.canonical: str | None = None  # the accepted spelling, when only the spelling is wrong
 
     @property
     def is_unknown_type(self) -> bool:
@@ -302,7 +303,7 @@ class OpSignature:
         if self.kwarg_only_arguments:
             args.append("*")
             args.extend(str(a) for a in self.kwarg_only_arguments)
-        if len(self.returns) == 1 and self.returns[0].name is None:
+        if len(self.returns) == 1:
             rets = str(self.returns[0])
         else:
             rets = "(" + ", ".join(map(str, self.returns)) + ")"
@@ -315,8 +316,8 @@ class OpSignature:
 
 _NAME_RE = re.compile(r"^(?:(?P<ns>[A-Za-z_][A-Za-z0-9_]*)::)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
 _ALIAS_RE = re.compile(
-    r"^(?P<sets>[a-z][a-z0-9]*(?:\|[a-z][a-z0-9]*)*)(?P<write>!?)"
-    r"(?:\s*->\s*(?P<after>\*|[a-z][a-z0-9]*(?:\|[a-z][a-z0-9]*)*))?$"
+    r"^(?P<sets>[A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*)(?P<write>!?)"
+    r"(?:\s*->\s*(?P<after>\*|[A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*))?$"
 )
 _TENSOR_ANNOT_RE = re.compile(r"^Tensor\s*\((?P<ann>[^)]*)\)")
 
@@ -463,50 +464,69 @@ def _parse_op_plugin(text: str) -> OpSignature:
     from torchgen import model as tg
 
     dialect = Dialect.OP_PLUGIN
-    layout = _layout(text, dialect)
+    try:
+        fs = tg.FunctionSchema.parse(text)
+    except Exception as exc:  # torchgen raises AssertionError/RuntimeError/KeyError/ValueError
+        raise _op_plugin_error(text, exc) from None
+    # The text is canonical now (torchgen asserted the round trip): find each argument in order.
+    arguments: list[Argument] = []
+    position = text.find("(") + 1
+    positional_count = len(fs.arguments.flat_positional)
+    for index, a in enumerate(fs.arguments.flat_all):
+        printed = str(a)
+        position = text.find(printed, position)
+        column = position + 1
+        position += len(printed)
+        arguments.append(
+            Argument(a.name, _convert_type(a.type), a.default, _convert_alias(a.annotation), index >= positional_count, column)
+        )
+    returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
+    return OpSignature(
+        text=text,
+        dialect=dialect,
+        name=str(fs.name.name).rsplit("::", 1)[-1],
+        overload=fs.name.overload_name,
+        namespace=fs.name.name.namespace,
+        arguments=tuple(arguments),
+        returns=returns,
+    )
+
+
+def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
+    """Turn torchgen's exception into a located SchemaError with a hint."""
+    dialect = Dialect.OP_PLUGIN
+    try:
+        layout = _layout(text, dialect)
+    except SchemaError as e:
+        return e
     for piece in layout.arguments:
         # torchgen splits arguments at ', ': a default with spaces breaks the split with a confusing message.
-        if piece.text != "*" and re.search(r"[\[(][^\])]*\s", piece.text.split("=", 1)[-1]) and "=" in piece.text:
-            raise SchemaError(
+        if "=" in piece.text and re.search(r"[\[(][^\])]*\s", piece.text.split("=", 1)[1]):
+            return SchemaError(
                 f"default of {piece.text!r} contains spaces",
                 text=text,
                 column=piece.column,
                 dialect=dialect,
                 hint="op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]",
             )
+    message = _torchgen_message(exc)
+    error = SchemaError(message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message, dialect))
+    error.canonical = _canonical_op_plugin_spelling(text)
+    return error
+
+
+def _canonical_op_plugin_spelling(text: str) -> str | None:
+    """torchgen's spelling of ``text`` when only whitespace/spelling keeps torchgen from accepting it."""
+    from torchgen import model as tg
+
     try:
-        fs = tg.FunctionSchema.parse(text)
-    except Exception as exc:  # torchgen raises AssertionError/RuntimeError/KeyError/ValueError
-        message = _torchgen_message(exc)
-        raise SchemaError(
-            message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message, dialect)
-        ) from None
-    columns = {}
-    for piece in layout.arguments:
-        if piece.text != "*" and " " in piece.text:
-            columns[piece.text.split("=", 1)[0].rsplit(" ", 1)[-1]] = piece.column
-    kwarg_names = {a.name for a in fs.arguments.flat_kwarg_only} | {a.name for a in fs.arguments.out}
-    arguments = tuple(
-        Argument(
-            name=a.name,
-            type=_convert_type(a.type),
-            default=a.default,
-            alias=_convert_alias(a.annotation),
-            kwarg_only=a.name in kwarg_names,
-            column=columns.get(a.name, 0),
-        )
-        for a in fs.arguments.flat_all
-    )
-    returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
-    return OpSignature(
-        text=text,
-        dialect=dialect,
-        name=str(fs.name.name),
-        overload=fs.name.overload_name,
-        namespace=fs.name.name.namespace,
-        arguments=arguments,
-        returns=returns,
-    )
+        printed = str(_parse_torch_library(text))
+        if printed == text:
+            return None
+        tg.FunctionSchema.parse(printed)
+    except Exception:
+        return None
+    return printed
 
 
 def _locate_op_plugin_error(text: str) -> int:
@@ -635,6 +655,14 @@ def _parse_torch_library(text: str) -> OpSignature:
             raise fail(f"alias annotation on non-Tensor argument {parsed.name!r}", piece.column)
         if not naming.IDENTIFIER_RE.match(parsed.name):
             raise fail(f"invalid argument name {parsed.name!r}", piece.column)
+        # torch's checkSchema; lists are exempt ("historically serialized broadcasting lists").
+        exempt = arg_type.is_list and not arg_type.optional
+        if not kwarg_only and parsed.default is None and not exempt and any(a.default is not None for a in arguments):
+            raise fail(
+                f"argument {parsed.name!r} without a default follows one with a default",
+                piece.column,
+                "give it a default, move it before the defaulted arguments, or make it keyword-only after '*'",
+            )
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
 
     returns: list[Return] = []
@@ -662,14 +690,23 @@ def _parse_torch_library(text: str) -> OpSignature:
     )
 
 
-@functools.lru_cache(maxsize=8192)
 def parse_schema(text: str, dialect: Dialect = Dialect.OP_PLUGIN) -> OpSignature:
     """Parse ``text`` as ``dialect`` requires; raise SchemaError with a column and a hint."""
+    result = _parse_cached(text, dialect)
+    if isinstance(result, SchemaError):
+        raise result
+    return result
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
+    """Parse once per (text, dialect); failures are cached too, since rules ask again."""
     if not isinstance(text, str) or not text.strip():
-        raise SchemaError("empty schema", text=str(text), column=1, dialect=dialect, hint="a schema reads name(Type arg, ...) -> Return")
-    if dialect is Dialect.OP_PLUGIN:
-        return _parse_op_plugin(text)
-    return _parse_torch_library(text)
+        return SchemaError("empty schema", text=str(text), column=1, dialect=dialect, hint="a schema reads name(Type arg, ...) -> Return")
+    try:
+        return _parse_op_plugin(text) if dialect is Dialect.OP_PLUGIN else _parse_torch_library(text)
+    except SchemaError as exc:
+        return exc
 
 
 def iter_alias_letters(sig: OpSignature) -> Iterator[tuple[str, Argument]]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
-from opkit.signature import Dialect, SchemaError
+from opkit.signature import Dialect, SchemaError, parse_schema
 
 
 def _error(site: SchemaSite) -> SchemaError | None:
@@ -23,12 +23,7 @@ def _error(site: SchemaSite) -> SchemaError | None:
 
 
 def _canonical_from(error: SchemaError) -> str | None:
-    """torchgen's round-trip assertion reads '<printed> != <given>'; the printed side is canonical."""
-    if error.dialect is Dialect.OP_PLUGIN and " != " in error.message:
-        printed = error.message.split(" != ", 1)[0]
-        if printed != error.text and "(" in printed:
-            return printed
-    return None
+    return error.canonical if error.dialect is Dialect.OP_PLUGIN else None
 
 
 @rule("S001", "schema-syntax", severity=Severity.ERROR, scope="schema", example="my_op(Tensor x, Tensor y -> Tensor")
@@ -247,3 +242,20 @@ def duplicate_argument(site: SchemaSite) -> Iterator[Violation]:
         return
     for name in [n for n, c in Counter(a.name for a in sig.arguments).items() if c > 1]:
         yield Violation(f"argument '{name}' is declared more than once")
+
+
+@rule("S004", "rejected-by-torch-library", severity=Severity.ERROR, scope="schema", example="my_op(Tensor x, int k=1, Tensor y) -> Tensor")
+def rejected_by_torch_library(site: SchemaSite) -> Iterator[Violation]:
+    """torchgen accepts the ``func`` but torch's C++ schema parser rejects it; new ops only.
+
+    torch_npu registers every ``custom:`` entry with ``m.def(schema)``, which runs the C++ parser
+    (``torch._C.parse_schema``) at import time. It enforces what torchgen does not, such as "no
+    positional argument without a default after one with a default" (lists excepted): such an entry
+    builds, then ``import torch_npu`` fails.
+    """
+    if site.dialect is not Dialect.OP_PLUGIN or not site.is_custom or site.signature is None:
+        return
+    try:
+        parse_schema(site.text, Dialect.TORCH_LIBRARY)
+    except SchemaError as exc:
+        yield Violation(f"torch_npu's m.def() would reject it: {exc.message}", column=exc.column, hint=exc.hint)

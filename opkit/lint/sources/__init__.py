@@ -6,6 +6,7 @@ a traceback; a file that cannot be read does not stop the other files from being
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -79,7 +80,7 @@ class SchemaSite:
         """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply."""
         return self.section in (None, "custom")
 
-    @property
+    @functools.cached_property
     def parsed(self) -> OpSignature | SchemaError:
         try:
             return parse_schema(self.text, self.dialect)

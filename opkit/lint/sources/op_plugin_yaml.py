@@ -22,6 +22,7 @@ except AttributeError:  # pragma: no cover
 
 SECTIONS = ("official", "autograd", "custom", "symint", "quant")
 _SCALARS = yaml.constructor.SafeConstructor()
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class YNode:
     kind: str  # "scalar", "sequence" or "mapping"
     quoted: bool = False
     key_lines: dict[str, int] = field(default_factory=dict)  # mapping: where each key is written
+    key_columns: dict[str, int] = field(default_factory=dict)  # mapping: the column of each key
     duplicates: tuple[DuplicateKey, ...] = ()  # mapping: keys written twice (the last one wins)
 
     @property
@@ -53,19 +55,29 @@ class YNode:
             return [v.plain for v in self.value]
         return self.value
 
+    def key_position(self, key: str) -> tuple[int, int]:
+        """(line, column) of ``key`` in this mapping (its first spelling), or of the mapping itself."""
+        if key in self.key_lines:
+            return self.key_lines[key], self.key_columns.get(key, self.column)
+        return self.line, self.column
+
 
 def _build(node: yaml.Node) -> YNode:
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
     if isinstance(node, yaml.ScalarNode):
-        try:
-            value = _SCALARS.construct_object(node)
-        except yaml.YAMLError:
+        if node.tag == _STR_TAG:  # most scalars: skip the constructor
             value = node.value
+        else:
+            try:
+                value = _SCALARS.construct_object(node)
+            except yaml.YAMLError:
+                value = node.value
         return YNode(value, line, column, "scalar", node.style in ("'", '"'))
     if isinstance(node, yaml.SequenceNode):
         return YNode([_build(n) for n in node.value], line, column, "sequence")
     mapping: dict[str, YNode] = {}
     key_lines: dict[str, int] = {}
+    key_columns: dict[str, int] = {}
     duplicates: list[DuplicateKey] = []
     for key_node, value_node in node.value:
         key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else str(_build(key_node).plain)
@@ -73,8 +85,10 @@ def _build(node: yaml.Node) -> YNode:
         if key in mapping:
             duplicates.append(DuplicateKey(key, key_line, key_node.start_mark.column + 1, key_lines[key]))
         mapping[key] = _build(value_node)  # like the codegen's loader, the last duplicate wins
-        key_lines.setdefault(key, key_line)
-    return YNode(mapping, line, column, "mapping", key_lines=key_lines, duplicates=tuple(duplicates))
+        if key not in key_lines:
+            key_lines[key] = key_line
+            key_columns[key] = key_node.start_mark.column + 1
+    return YNode(mapping, line, column, "mapping", key_lines=key_lines, key_columns=key_columns, duplicates=tuple(duplicates))
 
 
 @dataclass
@@ -108,7 +122,7 @@ class YamlEntry:
         return self.fields.get(key)
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: rules cache per-file indexes in a WeakKeyDictionary
 class OpPluginFile:
     path: str
     text: str
@@ -120,6 +134,11 @@ class OpPluginFile:
     @property
     def duplicate_keys(self) -> tuple[DuplicateKey, ...]:
         return self.root.duplicates
+
+    @property
+    def is_fragment(self) -> bool:
+        """A file without ``all_version`` is a fragment (what ``opkit new`` writes), not a whole config."""
+        return "all_version" not in self.root.value
 
     @property
     def all_version(self) -> YNode | None:
