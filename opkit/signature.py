@@ -451,6 +451,8 @@ def _hint_for(message: str, dialect: Dialect) -> str | None:
         return "Dimname is no longer parsed by torch 2.13's torchgen; drop the named-tensor overload"
     if "must have a self argument" in message or ("Inplace" in message and "self" in message):
         return "for op-plugin, write an in-place op as a mutable op: no trailing '_', Tensor(a!) on the written argument, return () or fresh tensors"
+    if "mutable positional args" in message:
+        return "a custom op must not return a mutated input: return () or fresh tensors, keep Tensor(a!) on the argument"
     if " != " in message:
         return "op-plugin needs the exact spelling torchgen prints: ', ' between arguments, ' -> ', and defaults without spaces"
     if "alias annotation" in message:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 
 from opkit import __version__
 from opkit.lint.finding import Finding, Severity
-from opkit.lint.registry import RULES
+from opkit.lint.registry import load_rules
+from opkit.lint.sources import INPUT_ERRORS
 
 _COLOURS = {Severity.FATAL: "\033[1;31m", Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _RESET, _BOLD = "\033[0m", "\033[1m"
@@ -46,11 +47,15 @@ _SARIF_LEVEL = {Severity.FATAL: "error", Severity.ERROR: "error", Severity.WARNI
 def sarif_document(findings: Sequence[Finding]) -> dict:
     """A SARIF 2.1.0 log with one run; rules carry their documentation."""
     used = sorted({f.code for f in findings})
+    known = load_rules()
     rules = []
     for code in used:
-        r = RULES.get(code)
+        r = known.get(code)
         entry: dict = {"id": code}
-        if r is not None:
+        if code in INPUT_ERRORS:
+            name, summary = INPUT_ERRORS[code]
+            entry.update(name=name, shortDescription={"text": summary}, defaultConfiguration={"level": "error"})
+        elif r is not None:
             entry.update(
                 name=r.name,
                 shortDescription={"text": r.summary},

@@ -68,7 +68,7 @@ def not_canonical(site: SchemaSite) -> Iterator[Violation]:
         yield Violation(f"not in torchgen's canonical spelling; write: {canonical}", column=error.column, hint="the codegen asserts str(parse(func)) == func")
 
 
-@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", example="my_op(Tensor(a!) x) -> Tensor(a!)")
+@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", example="my_op_(Tensor(a!) self) -> Tensor(a!)")
 def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     """A new op returns an alias of an input (``-> Tensor(a!)``); new ops only.
 
@@ -108,7 +108,7 @@ def alias_set_reused(site: SchemaSite) -> Iterator[Violation]:
             yield Violation(f"alias set '{letter}' is shared by arguments {names}", column=args[1].column or None, hint="give each mutated argument its own letter: Tensor(a!), Tensor(b!), ...")
 
 
-@rule("S103", "return-alias-unknown", severity=Severity.ERROR, scope="schema", example="my_op(Tensor(a!) x) -> Tensor(b!)")
+@rule("S103", "return-alias-unknown", severity=Severity.ERROR, scope="schema", example="mylib::my_op(Tensor(a!) x) -> Tensor(b!)")
 def return_alias_unknown(site: SchemaSite) -> Iterator[Violation]:
     """A return carries an alias set that no argument has.
 

@@ -1,0 +1,109 @@
+"""Bad input: one clear diagnostic with its location, exit code 2, no traceback; other files still linted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opkit.lint import lint
+
+VALID_FRAGMENT = "custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n"
+BROKEN_FRAGMENT = "custom:\n  - func: my_op_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n"
+
+
+def _json(run_opkit, *paths):
+    code, out = run_opkit("lint", "--format", "json", *map(str, paths))
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "name, content, code, line, fragment",
+    [
+        ("empty.yaml", "", "E003", 1, "empty file"),
+        ("blank.yaml", "\n\n   \n", "E003", 1, "empty file"),
+        ("notyaml.yaml", "custom:\n  - func: [unclosed\n", "E002", 3, "invalid YAML"),
+        ("tabs.yaml", "custom:\n\t- func: x\n", "E002", 2, "invalid YAML"),
+        ("list.yaml", "- func: my_op(Tensor x) -> Tensor\n", "E003", 1, "top level is a sequence"),
+        ("scalar.yaml", "just text\n", "E003", 1, "top level is a scalar"),
+        ("section_map.yaml", "custom:\n  func: my_op(Tensor x) -> Tensor\n", "E003", 2, "section 'custom' is a mapping"),
+        ("entry_list.yaml", "custom:\n  - - func: my_op(Tensor x) -> Tensor\n", "E003", 2, "entry 0 of 'custom' is a sequence"),
+        ("two_docs.yaml", "custom: []\n---\nofficial: []\n", "E003", 1, "one YAML document"),
+        ("latin1.yaml", "custom: []\n# caf\xe9\n".encode("latin-1"), "E001", 2, "not UTF-8"),
+        ("garbage.yaml", bytes(range(256)) * 4, "E001", 1, "binary"),
+        ("notes.txt", "hello\n", "E004", 1, "unknown kind of input"),
+    ],
+)
+def test_bad_input_gets_one_located_diagnostic_and_exit_2(tmp_path, run_opkit, name, content, code, line, fragment):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    exit_code, findings = _json(run_opkit, path)
+    assert exit_code == 2
+    fatal = [f for f in findings if f["severity"] == "fatal"]
+    assert len(fatal) == 1, findings
+    assert fatal[0]["code"] == code
+    assert fatal[0]["line"] == line
+    assert fragment in fatal[0]["message"]
+    assert fatal[0]["path"] == str(path)
+
+
+def test_missing_func_is_a_rule_finding_not_a_crash(tmp_path, run_opkit):
+    path = tmp_path / "nofunc.yaml"
+    path.write_text("custom:\n  - op_api: all_version\n")
+    exit_code, findings = _json(run_opkit, path)
+    assert exit_code == 1
+    assert [f["line"] for f in findings if f["code"] == "Y003"] == [2]
+
+
+def test_missing_file_and_directory(tmp_path, run_opkit):
+    exit_code, findings = _json(run_opkit, tmp_path / "absent.yaml")
+    assert exit_code == 2 and findings[0]["code"] == "E001" and "no such file" in findings[0]["message"]
+
+
+def test_a_50_mb_file_is_refused_quickly_with_a_clear_message(tmp_path, run_opkit):
+    path = tmp_path / "huge.yaml"
+    with open(path, "wb") as f:
+        f.truncate(50 * 1024 * 1024)
+    exit_code, findings = _json(run_opkit, path)
+    assert exit_code == 2
+    assert findings[0]["code"] == "E001" and "52.4 MB" in findings[0]["message"]
+
+
+def test_other_files_are_still_linted_after_a_bad_one(tmp_path, run_opkit):
+    bad = tmp_path / "a_bad.yaml"
+    bad.write_text("custom: [\n")
+    good = tmp_path / "b_broken_op.yaml"
+    good.write_text(BROKEN_FRAGMENT)
+    exit_code, findings = _json(run_opkit, bad, good)
+    assert exit_code == 2  # unreadable input wins over rule findings
+    codes = {(f["path"], f["code"]) for f in findings}
+    assert (str(bad), "E002") in codes
+    assert (str(good), "S101") in codes
+
+
+def test_directory_argument_lints_the_recognised_files_inside(tmp_path):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "op_plugin_functions.yaml").write_text(BROKEN_FRAGMENT)
+    (tmp_path / "ops" / "README.md").write_text("# not linted\n")
+    result = lint([str(tmp_path)])
+    assert result.files == 1
+    assert [f.code for f in result.findings if f.code.startswith("S")] == ["S101"]
+
+
+def test_text_output_of_bad_input_has_no_traceback(tmp_path, run_opkit):
+    path = tmp_path / "x.yaml"
+    path.write_bytes(b"\x00\x01\x02")
+    code, out = run_opkit("lint", str(path))
+    assert code == 2
+    assert "Traceback" not in out
+    assert f"{path}:1:1: E001 binary file" in out
+
+
+def test_valid_fragment_is_clean(tmp_path):
+    path = tmp_path / "frag.yaml"
+    path.write_text(VALID_FRAGMENT)
+    result = lint([str(path)])
+    assert [f for f in result.findings if f.severity >= 2] == []

@@ -1,0 +1,116 @@
+"""`opkit lint`, `opkit rules`, `opkit rule` as a user runs them: options, formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+GOOD = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"
+RETURNS_INPUT = "my_op_(Tensor(a!) self) -> Tensor(a!)"
+WARN_ONLY = "my_op(Tensor x, Scalar alpha) -> Tensor"  # S203 warning only
+
+
+def test_clean_schema_exits_zero(run_opkit):
+    code, out = run_opkit("lint", "--schema", GOOD)
+    assert code == 0
+    assert "All checks passed" in out
+
+
+def test_error_exits_one_with_path_line_col_code(run_opkit):
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT)
+    assert code == 1
+    assert "<schema>:1:1: S101 " in out
+    assert "[my_op_]" in out
+
+
+def test_fail_on_warning_turns_warnings_into_failures(run_opkit):
+    assert run_opkit("lint", "--schema", WARN_ONLY)[0] == 0
+    code, out = run_opkit("lint", "--schema", WARN_ONLY, "--fail-on", "warning")
+    assert code == 1 and "S203" in out
+
+
+def test_select_and_ignore_by_code_and_prefix(run_opkit):
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT, "--ignore", "S101")
+    assert code == 0 and "S101" not in out
+    code, out = run_opkit("lint", "--schema", WARN_ONLY, "--select", "S1")
+    assert "S203" not in out
+    code, out = run_opkit("lint", "--schema", WARN_ONLY, "--select", "s2,Y")
+    assert "S203" in out
+
+
+def test_json_format_has_the_documented_keys(run_opkit):
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT, "--format", "json")
+    assert code == 1
+    findings = json.loads(out)
+    assert findings and {"code", "severity", "message", "path", "line", "op"} <= set(findings[0])
+    assert findings[0]["code"] == "S101" and findings[0]["op"] == "my_op_" and findings[0]["severity"] == "error"
+
+
+def test_github_format_emits_workflow_commands(run_opkit):
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT, "--format", "github")
+    assert out.startswith("::error file=<schema>,line=1,col=1,title=S101::")
+
+
+def test_dialect_option_switches_the_parser(run_opkit):
+    inplace = "my_op_(Tensor(a!) x) -> ()"
+    code, out = run_opkit("lint", "--schema", inplace)
+    assert code == 1 and "S001" in out and "op-plugin" in out
+    code, out = run_opkit("lint", "--schema", inplace, "--dialect", "torch.library")
+    assert code == 0, out
+
+
+def test_no_input_is_a_usage_error(run_opkit):
+    code, out = run_opkit("lint")
+    assert code == 2 and "nothing to lint" in out
+
+
+def test_rules_lists_every_code_and_rule_explains_one(run_opkit):
+    code, out = run_opkit("rules")
+    assert code == 0
+    for expected in ("E001", "S001", "S101", "S203"):
+        assert expected in out
+    code, out = run_opkit("rule", "s101")
+    assert code == 0 and "returns-mutated-input" in out and "Example that fires it" in out and "Tensor(a!)" in out
+    code, out = run_opkit("rule", "Z999")
+    assert code == 2 and "unknown rule" in out
+
+
+def test_every_rule_is_documented_with_an_example_that_fires_it():
+    """`opkit rule` shows each example; for schema rules, the example must really fire the rule."""
+    from opkit.lint import Selection, lint, load_rules
+
+    for rule in load_rules().values():
+        assert rule.summary and rule.explanation and rule.example, rule.code
+        if rule.scope == "schema":
+            from opkit.signature import Dialect
+
+            dialect = Dialect.TORCH_LIBRARY if "::" in rule.example else Dialect.OP_PLUGIN
+            codes = {f.code for f in lint(schemas=[rule.example], dialect=dialect, selection=Selection((rule.code,))).findings}
+            assert rule.code in codes, f"{rule.code} example does not fire: {rule.example}"
+
+
+@pytest.mark.slow
+def test_lint_process_does_not_import_torch(tmp_path):
+    script = (
+        "import sys\n"
+        "from opkit.cli import main\n"
+        "try:\n"
+        f"    main(['lint', '--schema', {GOOD!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("NO-TORCH")
+
+
+@pytest.mark.slow
+def test_colour_only_on_a_terminal(tmp_path):
+    """Piped output carries no escape codes; --color forces them."""
+    plain = subprocess.run([sys.executable, "-m", "opkit", "lint", "--schema", RETURNS_INPUT], capture_output=True, text=True)
+    assert plain.returncode == 1 and "\033[" not in plain.stdout
+    forced = subprocess.run([sys.executable, "-m", "opkit", "lint", "--color", "--schema", RETURNS_INPUT], capture_output=True, text=True)
+    assert "\033[" in forced.stdout
