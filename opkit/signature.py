@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from opkit import naming
@@ -60,6 +60,9 @@ class SchemaError(ValueError):
         self.hint = hint
         self.canonical: str | None = None  # the accepted spelling, when only the spelling is wrong
 
+    def __reduce__(self):
+        return (_restore_schema_error, (self.message, self.text, self.column, self.dialect, self.hint, self.canonical))
+
     @property
     def is_unknown_type(self) -> bool:
         return self.message.startswith("unknown type")
@@ -68,6 +71,12 @@ class SchemaError(ValueError):
         where = f"{self.dialect.value} schema, column {self.column}"
         hint = f" (hint: {self.hint})" if self.hint else ""
         return f"{self.message} [{where}]{hint}"
+
+
+def _restore_schema_error(message, text, column, dialect, hint, canonical) -> SchemaError:
+    error = SchemaError(message, text=text, column=column, dialect=dialect, hint=hint)
+    error.canonical = canonical
+    return error
 
 
 # Argument types msOpGen can express as an attr, and the attr type each becomes (msopgen.md §2).
@@ -181,7 +190,10 @@ class Return:
 
 @dataclass(frozen=True)
 class OpSignature:
-    """An op schema, immutable; ``str()`` prints it back in the dialect's canonical spelling."""
+    """An op schema, immutable; ``str()`` prints it back in the dialect's canonical spelling.
+
+    Derived facts are computed on first use and kept (``cached_property``): rules ask often.
+    """
 
     text: str
     dialect: Dialect
@@ -202,12 +214,12 @@ class OpSignature:
         """The name without a trailing in-place ``_``: what naming conventions derive from."""
         return self.name[:-1] if self.is_inplace_name else self.name
 
-    @property
+    @functools.cached_property
     def op_type(self) -> str:
         """msOpGen's UpperCamelCase op type (``my_inplace`` → ``MyInplace``)."""
         return naming.upper_camel(self.base_name)
 
-    @property
+    @functools.cached_property
     def kernel_name(self) -> str:
         """The snake_case name msOpGen gives files and the kernel function."""
         return naming.msopgen_snake(self.op_type)
@@ -226,28 +238,28 @@ class OpSignature:
         return self.kernel_name == self.base_name
 
     # -- arguments -----------------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def positional_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if not a.kwarg_only)
 
-    @property
+    @functools.cached_property
     def kwarg_only_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if a.kwarg_only)
 
-    @property
+    @functools.cached_property
     def tensor_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if a.is_tensor)
 
-    @property
+    @functools.cached_property
     def attr_arguments(self) -> tuple[Argument, ...]:
         """Non-tensor arguments: msOpGen attrs."""
         return tuple(a for a in self.arguments if not a.is_tensor)
 
-    @property
+    @functools.cached_property
     def mutated_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if a.is_mutated)
 
-    @property
+    @functools.cached_property
     def out_arguments(self) -> tuple[Argument, ...]:
         """Keyword-only mutated arguments: the out= tensors of an out variant."""
         return tuple(a for a in self.arguments if a.kwarg_only and a.is_mutated)
@@ -259,7 +271,7 @@ class OpSignature:
     def is_inplace_name(self) -> bool:
         return self.name.endswith("_") and not self.name.startswith("__")
 
-    @property
+    @functools.cached_property
     def kind(self) -> SchemaKind:
         if self.out_arguments:
             return SchemaKind.OUT
@@ -270,30 +282,30 @@ class OpSignature:
         return SchemaKind.FUNCTIONAL
 
     # -- returns -------------------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def returned_mutated_arguments(self) -> tuple[Argument, ...]:
         """Mutated arguments that a return aliases (``-> Tensor(a!)``)."""
         letters = {s for r in self.returns if r.alias is not None and r.alias.is_write for s in r.alias.sets}
         return tuple(a for a in self.mutated_arguments if a.alias is not None and set(a.alias.sets) & letters)
 
-    @property
+    @functools.cached_property
     def returns_alias(self) -> bool:
         """Any return carries an alias annotation: automatic functionalization rejects such custom ops."""
         return any(r.alias is not None for r in self.returns)
 
-    @property
+    @functools.cached_property
     def output_names(self) -> tuple[str, ...]:
         """Stable names of the returned tensors: the return's own name, else ``out`` or ``out0``, ``out1``..."""
         if len(self.returns) == 1:
             return (self.returns[0].name or "out",)
         return tuple(r.name or f"out{i}" for i, r in enumerate(self.returns))
 
-    @property
+    @functools.cached_property
     def fresh_returns(self) -> tuple[Return, ...]:
         """Returns that are newly allocated tensors (not aliases of an argument)."""
         return tuple(r for r in self.returns if r.alias is None)
 
-    @property
+    @functools.cached_property
     def has_generator(self) -> bool:
         return any(a.type.base in _UNCAPTURABLE_TYPES for a in self.arguments)
 
@@ -657,15 +669,11 @@ def _parse_torch_library(text: str) -> OpSignature:
             raise fail(f"alias annotation on non-Tensor argument {parsed.name!r}", piece.column)
         if not naming.IDENTIFIER_RE.match(parsed.name):
             raise fail(f"invalid argument name {parsed.name!r}", piece.column)
-        # torch's checkSchema; lists are exempt ("historically serialized broadcasting lists").
-        exempt = arg_type.is_list and not arg_type.optional
-        if not kwarg_only and parsed.default is None and not exempt and any(a.default is not None for a in arguments):
-            raise fail(
-                f"argument {parsed.name!r} without a default follows one with a default",
-                piece.column,
-                "give it a default, move it before the defaulted arguments, or make it keyword-only after '*'",
-            )
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
+
+    problem = check_schema(arguments, text, dialect)
+    if problem is not None:
+        raise problem
 
     returns: list[Return] = []
     for piece in layout.returns:
@@ -692,23 +700,73 @@ def _parse_torch_library(text: str) -> OpSignature:
     )
 
 
+def check_schema(arguments: Sequence[Argument], text: str, dialect: Dialect = Dialect.TORCH_LIBRARY) -> SchemaError | None:
+    """torch's ``FunctionSchema::checkSchema``, which torchgen does not run: no positional argument
+    without a default after one with a default (lists are exempt, "historically serialized
+    broadcasting lists"). torch_npu's ``m.def`` runs it on every op-plugin ``custom:`` entry."""
+    seen_default = False
+    for a in arguments:
+        if a.default is not None:
+            seen_default = True
+        elif seen_default and not a.kwarg_only and not (a.type.is_list and not a.type.optional):
+            return SchemaError(
+                f"argument {a.name!r} without a default follows one with a default",
+                text=text,
+                column=a.column or 1,
+                dialect=dialect,
+                hint="give it a default, move it before the defaulted arguments, or make it keyword-only after '*'",
+            )
+    return None
+
+
 def parse_schema(text: str, dialect: Dialect = Dialect.OP_PLUGIN) -> OpSignature:
-    """Parse ``text`` as ``dialect`` requires; raise SchemaError with a column and a hint."""
-    result = _parse_cached(text, dialect)
+    """Parse ``text`` as ``dialect`` requires; raise SchemaError with a column and a hint.
+
+    Each (text, dialect) is parsed once per process; failures are remembered too, since every rule
+    asks again. ``parsed_results``/``remember_results`` let a persistent cache carry them across runs.
+    """
+    key = (text, dialect)
+    result = _RESULTS.get(key)
+    if result is None:
+        result = _parse_uncached(text, dialect)
+        _RESULTS[key] = result
     if isinstance(result, SchemaError):
         raise result
     return result
 
 
-@functools.lru_cache(maxsize=8192)
-def _parse_cached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
-    """Parse once per (text, dialect); failures are cached too, since rules ask again."""
+_RESULTS: dict[tuple[str, Dialect], OpSignature | SchemaError] = {}
+
+
+def _parse_uncached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
     if not isinstance(text, str) or not text.strip():
         return SchemaError("empty schema", text=str(text), column=1, dialect=dialect, hint="a schema reads name(Type arg, ...) -> Return")
     try:
         return _parse_op_plugin(text) if dialect is Dialect.OP_PLUGIN else _parse_torch_library(text)
     except SchemaError as exc:
         return exc
+
+
+def parsed_results(keys: Iterable[tuple[str, Dialect]]) -> dict[tuple[str, Dialect], OpSignature | SchemaError]:
+    """The remembered parse results for ``keys`` (those parsed so far)."""
+    return {k: _RESULTS[k] for k in keys if k in _RESULTS}
+
+
+def remember_results(results: dict[tuple[str, Dialect], OpSignature | SchemaError]) -> None:
+    """Seed the parse memo with results computed earlier by the same parser version."""
+    _RESULTS.update(results)
+
+
+def parser_fingerprint() -> str:
+    """Identifies the parsers whose results a cache may reuse: opkit's and the installed torchgen's."""
+    import importlib.util
+    import os
+
+    from opkit import __version__
+
+    spec = importlib.util.find_spec("torchgen.model")
+    stat = os.stat(spec.origin) if spec and spec.origin else None
+    return f"opkit={__version__};torchgen={spec.origin if spec else None}:{stat.st_mtime_ns if stat else 0}:{stat.st_size if stat else 0}"
 
 
 def iter_alias_letters(sig: OpSignature) -> Iterator[tuple[str, Argument]]:

@@ -31,3 +31,9 @@ def run_opkit():
         return result.exit_code, result.output
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Tests never read or write the user's ~/.cache/opkit."""
+    monkeypatch.setenv("OPKIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "opkit-cache"))

@@ -31,15 +31,16 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATTERS)), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
 @click.option("--color/--no-color", default=None, help="Colour text output (default: only on a terminal).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the schema parse cache (see OPKIT_CACHE_DIR).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
-def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, output) -> None:
+def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, no_cache, output) -> None:
     """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
 
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or unreadable input.
     """
     if not paths and not schemas:
         raise click.UsageError("nothing to lint: give PATH... or --schema SIG")
-    result = lint(paths, schemas=schemas, dialect=Dialect(dialect), selection=Selection(_codes(select), _codes(ignore)))
+    result = lint(paths, schemas=schemas, dialect=Dialect(dialect), selection=Selection(_codes(select), _codes(ignore)), use_cache=not no_cache)
     colour = color if color is not None else (fmt == "text" and output.isatty())
     output.write(FORMATTERS[fmt](result.findings, colour=colour, files=result.files))
     sys.exit(result.exit_code(Severity.parse(fail_on)))

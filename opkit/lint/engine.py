@@ -130,16 +130,28 @@ def _name_guess(text: str) -> str | None:
     return head.split("::")[-1] or None if head else None
 
 
+# Below this many schemas a cache file costs more than it saves.
+CACHE_MIN_SCHEMAS = 100
+
+
 def lint(
     paths: Sequence[str] = (),
     *,
     schemas: Sequence[str] = (),
     dialect: Dialect = Dialect.OP_PLUGIN,
     selection: Selection = Selection(),
+    use_cache: bool = True,
 ) -> LintResult:
+    from opkit.lint import cache
+
     project = load_project(paths, schemas, dialect)
+    keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
+    use_cache = use_cache and cache.enabled() and len(keys) >= CACHE_MIN_SCHEMAS
+    cached = use_cache and cache.load(keys)
     findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
     findings += run_rules(project, selection)
+    if use_cache and not cached:
+        cache.store(keys)
     files = len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
     return LintResult(tuple(sorted(set(findings), key=lambda f: f.sort_key)), files)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
-from opkit.signature import Dialect, SchemaError, parse_schema
+from opkit.signature import Dialect, SchemaError, check_schema
 
 
 def _error(site: SchemaSite) -> SchemaError | None:
@@ -253,9 +253,9 @@ def rejected_by_torch_library(site: SchemaSite) -> Iterator[Violation]:
     positional argument without a default after one with a default" (lists excepted): such an entry
     builds, then ``import torch_npu`` fails.
     """
-    if site.dialect is not Dialect.OP_PLUGIN or not site.is_custom or site.signature is None:
+    sig = site.signature
+    if site.dialect is not Dialect.OP_PLUGIN or not site.is_custom or sig is None:
         return
-    try:
-        parse_schema(site.text, Dialect.TORCH_LIBRARY)
-    except SchemaError as exc:
-        yield Violation(f"torch_npu's m.def() would reject it: {exc.message}", column=exc.column, hint=exc.hint)
+    problem = check_schema(sig.arguments, sig.text)
+    if problem is not None:
+        yield Violation(f"torch_npu's m.def() would reject it: {problem.message}", column=problem.column, hint=problem.hint)
