@@ -1,0 +1,641 @@
+"""Meta/fake registration modules, read with ``ast``: never imported, never executed.
+
+Two registration styles are recognised, in any import spelling (``torch.library.X``, ``from
+torch.library import X``, ``import torch.library as tl``, ...):
+
+* op-plugin: ``m = Library("npu", "IMPL", "Meta")`` then ``@impl(m, "my_op")`` (``"my_op.out"`` binds
+  another overload), ``@m.impl("my_op")`` or ``m.impl("my_op", fn, "Meta")``; ``m.define("schema")``
+  declares a schema.
+* custom_op: ``@torch.library.custom_op("ns::name", mutates_args=...)`` on a typed function, then
+  ``@name.register_fake`` or ``@torch.library.register_fake("ns::name")``.
+
+For a custom_op the schema is inferred from the annotations exactly as ``torch.library.infer_schema``
+does (``int`` is ``SymInt``, ``mutates_args`` entries become ``Tensor(a<index>!)``), and exposed through
+``schema_sites()`` in the torch.library dialect, so the schema rules apply to it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from opkit.lint.sources import InputError, SchemaSite
+from opkit.lint.suppression import NoqaMap
+from opkit.signature import Dialect
+
+LIBRARY = frozenset({"torch.library.Library"})
+IMPL = frozenset({"torch.library.impl"})
+CUSTOM_OP = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
+REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract"})
+META_KEY = "Meta"
+
+# ``unknown`` is torch's spelling for "assume every tensor argument is written".
+MUTATES_UNKNOWN = "unknown"
+
+# Python annotation → schema type, with the variants torch.library supports for each
+# (torch/_library/infer_schema.py: get_supported_param_types): (optional, list, list of optional, optional list).
+_PARAM_BASES: dict[str, tuple[str, frozenset[str]]] = {
+    "torch.Tensor": ("Tensor", frozenset({"", "?", "[]", "?[]"})),
+    "int": ("SymInt", frozenset({"", "?", "[]", "[]?"})),
+    "float": ("float", frozenset({"", "?", "[]", "[]?"})),
+    "bool": ("bool", frozenset({"", "?", "[]", "[]?"})),
+    "str": ("str", frozenset({"", "?"})),
+    "torch.types.Number": ("Scalar", frozenset({"", "?", "[]"})),
+    "torch.dtype": ("ScalarType", frozenset({"", "?"})),
+    "torch.device": ("Device", frozenset({"", "?"})),
+}
+# Return annotations torch.library accepts (SUPPORTED_RETURN_TYPES): no Optional, no Sequence.
+_RETURN_TYPES = {"torch.Tensor": "Tensor", "int": "SymInt", "float": "float", "bool": "bool", "torch.types.Number": "Scalar"}
+_OPTIONAL = frozenset({"typing.Optional"})
+_UNION = frozenset({"typing.Union"})
+_SEQUENCES = frozenset({"typing.Sequence", "typing.List", "list", "collections.abc.Sequence"})
+_LISTS = frozenset({"typing.List", "list"})
+_TUPLES = frozenset({"typing.Tuple", "tuple"})
+# Bare names torch.library assumes to be torch.* / typing.* in string annotations.
+_IMPLICIT = {"Tensor": "torch.Tensor", "dtype": "torch.dtype", "device": "torch.device", "Number": "torch.types.Number",
+             "Optional": "typing.Optional", "List": "typing.List", "Sequence": "typing.Sequence", "Union": "typing.Union",
+             "Tuple": "typing.Tuple"}  # fmt: skip
+
+
+class NotInferable(ValueError):
+    """torch.library.infer_schema would raise for this function (the message says why)."""
+
+
+# ------------------------------------------------------------------------------------------------
+# The model
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a registered Python function."""
+
+    name: str
+    kind: str  # "positional_only", "positional", "var_positional", "keyword_only", "var_keyword"
+    default: ast.expr | None = None
+    annotation: ast.expr | None = None
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not None
+
+    @property
+    def default_text(self) -> str | None:
+        return None if self.default is None else ast.unparse(self.default)
+
+
+@dataclass(frozen=True)
+class ReturnSite:
+    """A ``return`` statement and the shape of what it returns, as far as the source shows."""
+
+    line: int
+    shape: str  # "none", "tensor", "tuple", "list", "param" (returns a parameter) or "unknown"
+    arity: int | None = None  # items of a tuple/list display
+    param: str | None = None  # the returned parameter, for shape "param"
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    line: int
+    parameters: tuple[Parameter, ...]
+    returns: tuple[ReturnSite, ...]
+    falls_off: bool  # some path ends without ``return`` (so returns None)
+    return_annotation: ast.expr | None
+    node: ast.FunctionDef | ast.AsyncFunctionDef = field(compare=False, repr=False)
+    # Schema type of each annotated parameter and of the return, as torch.library infers them
+    # (None where there is no annotation or torch would reject it).
+    annotated_types: dict[str, str | None] = field(default_factory=dict, compare=False)
+    annotated_return: str | None = None
+
+    @property
+    def positional(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.kind in ("positional_only", "positional"))
+
+    @property
+    def keyword_only(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.kind == "keyword_only")
+
+    @property
+    def var_positional(self) -> bool:
+        return any(p.kind == "var_positional" for p in self.parameters)
+
+    @property
+    def var_keyword(self) -> bool:
+        return any(p.kind == "var_keyword" for p in self.parameters)
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name and p.kind not in ("var_positional", "var_keyword")), None)
+
+
+@dataclass(frozen=True)
+class CustomOp:
+    """``@custom_op("ns::name", mutates_args=...)`` on ``function``."""
+
+    namespace: str
+    name: str
+    function: Function
+    mutates_args: tuple[str, ...] | str | None  # names, "unknown", or None when not a literal / missing
+    explicit_schema: str | None  # the ``schema=`` text, name-less as torch takes it
+    schema: str | None  # what torch registers: ``schema=``, else inferred from the annotations
+    schema_problem: str | None  # why torch would raise instead (None when it would not, or cannot tell)
+    line: int
+    column: int
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}::{self.name}"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A Python function PyTorch calls on fake tensors instead of the kernel: a Meta impl or a fake impl."""
+
+    namespace: str  # "" when the registration does not say
+    op: str  # ``name`` or ``name.overload``, as registered
+    style: str  # "meta" (Library impl on the Meta key) or "fake" (register_fake)
+    function: Function
+    line: int
+    column: int
+    custom_op: CustomOp | None = None  # the custom_op of this file that a fake belongs to
+
+    @property
+    def name(self) -> str:
+        return self.op.split(".", 1)[0]
+
+    @property
+    def overload(self) -> str:
+        return self.op.split(".", 1)[1] if "." in self.op else ""
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}::{self.op}" if self.namespace else self.op
+
+
+@dataclass(frozen=True)
+class LibraryObject:
+    variable: str
+    namespace: str
+    kind: str
+    dispatch_key: str
+
+
+@dataclass
+class RegistrationFile:
+    path: str
+    text: str
+    noqa: NoqaMap
+    registrations: list[Registration] = field(default_factory=list)
+    custom_ops: list[CustomOp] = field(default_factory=list)
+    defined_schemas: list[SchemaSite] = field(default_factory=list)  # ``m.define("...")``
+    structure_errors: list[InputError] = field(default_factory=list)
+
+    def schema_sites(self) -> list[SchemaSite]:
+        """Schemas this file declares: ``Library.define`` strings and inferable custom_op schemas."""
+        sites = list(self.defined_schemas)
+        for op in self.custom_ops:
+            if op.schema is not None:  # M012 reports the others
+                sites.append(SchemaSite(op.schema, self.path, op.line, op.column, Dialect.TORCH_LIBRARY, op_hint=op.name))
+        return sites
+
+
+# ------------------------------------------------------------------------------------------------
+# Names: resolve what the file's imports make of a Name or an Attribute chain
+# ------------------------------------------------------------------------------------------------
+
+
+class _Names:
+    def __init__(self, tree: ast.Module):
+        self.aliases: dict[str, str] = {}
+        self.star_modules: list[str] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.aliases[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if a.name == "*":
+                        self.star_modules.append(node.module)
+                    else:
+                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def qualify(self, node: ast.AST | None) -> str | None:
+        """``tl.impl`` → ``torch.library.impl`` under ``import torch.library as tl``; None for other nodes."""
+        if isinstance(node, ast.Name):
+            if node.id in self.aliases:
+                return self.aliases[node.id]
+            if node.id in _STAR_EXPORTS and _STAR_EXPORTS[node.id] in self.star_modules:
+                return f"{_STAR_EXPORTS[node.id]}.{node.id}"
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+# What ``from torch.library import *`` and ``from typing import *`` bring in, of what we look for.
+_STAR_EXPORTS = {"Library": "torch.library", "impl": "torch.library", "custom_op": "torch.library", "register_fake": "torch.library",
+                 "impl_abstract": "torch.library", "Optional": "typing", "List": "typing", "Sequence": "typing",
+                 "Union": "typing", "Tuple": "typing"}  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------
+# Functions: parameters and returns
+# ------------------------------------------------------------------------------------------------
+
+# Calls that produce one tensor: what Meta functions return in practice.
+_TENSOR_FACTORIES = frozenset(
+    """empty empty_like empty_strided zeros zeros_like ones ones_like full full_like rand randn new_empty
+    new_empty_strided new_zeros new_ones new_full clone contiguous view reshape expand to as_strided""".split()
+)
+
+
+def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):
+    """Nodes of ``fn``'s body, not descending into nested functions, lambdas or classes."""
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
+
+
+def _return_shape(value: ast.expr | None, params: set[str]) -> tuple[str, int | None, str | None]:
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return "none", None, None
+    if isinstance(value, ast.Tuple):
+        return "tuple", len(value.elts), None
+    if isinstance(value, ast.List):
+        return "list", len(value.elts), None
+    if isinstance(value, ast.Name) and value.id in params:
+        return "param", None, value.id
+    if isinstance(value, ast.Call):
+        callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        if callee in _TENSOR_FACTORIES:
+            return "tensor", None, None
+    return "unknown", None, None
+
+
+def _ends_without_return(body: list[ast.stmt]) -> bool:
+    """Whether control can reach the end of ``body``: conservative, only plain sequential endings count."""
+    if not body:
+        return True
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return _ends_without_return(last.body) or _ends_without_return(last.orelse)
+    if isinstance(last, (ast.Try, ast.With, ast.AsyncWith, ast.For, ast.While, ast.Match)):
+        return False  # unknowable without flow analysis: assume it returns
+    return True
+
+
+def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names) -> Function:
+    a = fn.args
+    params: list[Parameter] = []
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        params.append(Parameter(arg.arg, "positional_only" if i < len(a.posonlyargs) else "positional", default, arg.annotation))
+    if a.vararg:
+        params.append(Parameter(a.vararg.arg, "var_positional", None, a.vararg.annotation))
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        params.append(Parameter(arg.arg, "keyword_only", default, arg.annotation))
+    if a.kwarg:
+        params.append(Parameter(a.kwarg.arg, "var_keyword", None, a.kwarg.annotation))
+    param_names = {p.name for p in params}
+    nodes = list(_own_nodes(fn))
+    returns = tuple(ReturnSite(n.lineno, *_return_shape(n.value, param_names)) for n in nodes if isinstance(n, ast.Return))
+    is_generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes)
+    falls_off = not is_generator and _ends_without_return(fn.body)
+    return Function(
+        fn.name, fn.lineno, tuple(params), returns, falls_off, fn.returns, fn,
+        {p.name: _inferable(_parameter_type, p.annotation, names) for p in params if p.annotation is not None},
+        _inferable(_return_type, fn.returns, names) if fn.returns is not None else None,
+    )  # fmt: skip
+
+
+def _inferable(infer, annotation: ast.expr, names: _Names) -> str | None:
+    try:
+        return infer(annotation, names)
+    except NotInferable:
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# custom_op schema inference: torch.library.infer_schema over the AST
+# ------------------------------------------------------------------------------------------------
+
+
+def _annotation_expr(node: ast.expr) -> ast.expr:
+    """String annotations (and ``from __future__ import annotations`` text) are expressions too."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            raise NotInferable(f"annotation {node.value!r} is not an expression") from None
+    return node
+
+
+def _qualified_type(node: ast.expr, names: _Names) -> str | None:
+    q = names.qualify(node)
+    if q is None:
+        return None
+    return _IMPLICIT.get(q, q)
+
+
+def _subscript_args(node: ast.Subscript) -> list[ast.expr]:
+    return list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _optional_inner(node: ast.expr, names: _Names) -> ast.expr | None:
+    """``X`` for ``Optional[X]``, ``Union[X, None]``, ``X | None`` (either order); None otherwise."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        if _is_none(node.right):
+            return node.left
+        if _is_none(node.left):
+            return node.right
+        return None
+    if isinstance(node, ast.Subscript):
+        origin = _qualified_type(node.value, names)
+        args = _subscript_args(node)
+        if origin in _OPTIONAL and len(args) == 1:
+            return args[0]
+        if origin in _UNION and len(args) == 2 and any(_is_none(x) for x in args):
+            return next(x for x in args if not _is_none(x))
+    return None
+
+
+def _parameter_type(node: ast.expr, names: _Names) -> str:
+    """The schema type torch infers for a parameter annotation (``Optional[list[int]]`` → ``SymInt[]?``)."""
+    node = _annotation_expr(node)
+    suffix = ""
+    inner = _optional_inner(node, names)
+    if inner is not None:
+        node, suffix = _annotation_expr(inner), "?"
+    if isinstance(node, ast.Subscript) and _qualified_type(node.value, names) in _SEQUENCES:
+        args = _subscript_args(node)
+        if len(args) != 1:
+            raise NotInferable(f"unsupported annotation {ast.unparse(node)}")
+        elem = _annotation_expr(args[0])
+        elem_inner = _optional_inner(elem, names)
+        elem_suffix = "?" if elem_inner is not None else ""
+        node, suffix = (elem_inner if elem_inner is not None else elem), elem_suffix + "[]" + suffix
+    elif isinstance(node, ast.Subscript) and _qualified_type(node.value, names) in _TUPLES:
+        raise NotInferable(f"tuple annotation {ast.unparse(node)} is not supported for parameters; use list[...]")
+    base = _PARAM_BASES.get(_qualified_type(node, names) or "")
+    if base is None or suffix not in base[1]:
+        raise NotInferable(f"unsupported annotation {ast.unparse(node)}{' (as ' + suffix + ')' if suffix else ''}")
+    return base[0] + suffix
+
+
+def _return_type(node: ast.expr | None, names: _Names) -> str:
+    if node is None:
+        raise NotInferable("no return type annotation")
+    node = _annotation_expr(node)
+    if _is_none(node):
+        return "()"
+
+    def single(n: ast.expr) -> str:
+        n = _annotation_expr(n)
+        if isinstance(n, ast.Subscript) and _qualified_type(n.value, names) in _LISTS:
+            args = _subscript_args(n)
+            if len(args) == 1 and _qualified_type(_annotation_expr(args[0]), names) == "torch.Tensor":
+                return "Tensor[]"
+        ty = _RETURN_TYPES.get(_qualified_type(n, names) or "")
+        if ty is None:
+            raise NotInferable(f"unsupported return annotation {ast.unparse(n)}")
+        return ty
+
+    if isinstance(node, ast.Subscript) and _qualified_type(node.value, names) in _TUPLES:
+        items = [single(x) for x in _subscript_args(node)]
+        joined = ", ".join(items)
+        return f"(({joined}))" if len(items) == 1 else f"({joined})"  # torch spells a 1-tuple ((T))
+    return single(node)
+
+
+def _default_text(node: ast.expr) -> str:
+    """A Python default as infer_schema writes it: str() of None/bool/int/float, a quoted str, a dtype name."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch":
+        return node.attr  # torch.float16 → float16
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise NotInferable(f"unsupported default {ast.unparse(node)}") from None
+    if value is None or isinstance(value, (bool, int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    raise NotInferable(f"unsupported default value type {type(value).__name__} ({ast.unparse(node)})")
+
+
+def infer_schema(function: Function, mutates_args: tuple[str, ...] | str, qualname: str, names: _Names) -> str:
+    """``torch.library.infer_schema(fn, mutates_args=..., op_name=qualname)`` computed from the source."""
+    pieces: list[str] = []
+    seen_kwarg_only = False
+    for index, p in enumerate(function.parameters):
+        if p.kind not in ("positional", "keyword_only"):
+            raise NotInferable("positional-only parameters, *args and **kwargs are not supported")
+        if p.kind == "keyword_only" and not seen_kwarg_only:
+            pieces.append("*")
+            seen_kwarg_only = True
+        if p.annotation is None:
+            raise NotInferable(f"parameter {p.name} has no type annotation")
+        schema_type = _parameter_type(p.annotation, names)
+        mutated = schema_type.startswith("Tensor") if mutates_args == MUTATES_UNKNOWN else p.name in mutates_args
+        if mutated:
+            if not schema_type.startswith("Tensor"):
+                raise NotInferable(f"parameter {p.name} is in mutates_args but only tensors can be mutated")
+            schema_type = f"Tensor(a{index}!){schema_type[len('Tensor'):]}"
+        pieces.append(f"{schema_type} {p.name}" if p.default is None else f"{schema_type} {p.name}={_default_text(p.default)}")
+    if mutates_args != MUTATES_UNKNOWN:
+        missing = sorted(set(mutates_args) - {p.name for p in function.parameters})
+        if missing:
+            raise NotInferable(f"mutates_args names {', '.join(missing)}, not parameters of {function.name}")
+    return f"{qualname}({', '.join(pieces)}) -> {_return_type(function.return_annotation, names)}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Loading
+# ------------------------------------------------------------------------------------------------
+
+
+def _str_arg(call: ast.Call, index: int, keyword: str) -> str | None:
+    node = call.args[index] if len(call.args) > index else next((k.value for k in call.keywords if k.arg == keyword), None)
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    return call.args[index] if len(call.args) > index else next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def _mutates_args(call: ast.Call) -> tuple[str, ...] | str | None:
+    node = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
+    if isinstance(node, ast.Constant) and node.value == MUTATES_UNKNOWN:
+        return MUTATES_UNKNOWN
+    if isinstance(node, ast.Dict) and not node.keys:
+        return ()  # mutates_args={} as in torch's own examples
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def _split_qualname(qualname: str) -> tuple[str, str]:
+    ns, sep, name = qualname.partition("::")
+    return (ns, name) if sep else ("", qualname)
+
+
+class _Loader:
+    def __init__(self, path: str, tree: ast.Module, result: RegistrationFile):
+        self.path = path
+        self.tree = tree
+        self.names = _Names(tree)
+        self.result = result
+        self.libraries: dict[str, LibraryObject] = {}
+        self.functions: dict[str, Function] = {}
+        self.custom_ops: dict[str, CustomOp] = {}  # by the Python name the decorator rebinds
+
+    def load(self) -> None:
+        self._find_libraries()
+        defs = [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.parsed = {id(fn): _function(fn, self.names) for fn in defs}
+        for fn in defs:
+            self.functions.setdefault(fn.name, self.parsed[id(fn)])
+        # custom_ops first, so fakes registered before or after them resolve by name.
+        for fn in defs:
+            for dec in fn.decorator_list:
+                self._custom_op(fn, dec)
+        for fn in defs:
+            for dec in fn.decorator_list:
+                self._decorator_registration(fn, dec)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                self._call_registration(node.value)
+
+    def _find_libraries(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self.names.qualify(node.value.func) in LIBRARY:
+                call = node.value
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.libraries[target.id] = LibraryObject(target.id, _str_arg(call, 0, "ns") or "", _str_arg(call, 1, "kind") or "", _str_arg(call, 2, "dispatch_key") or "")
+        # Only once every Library is known: ``m.define`` may sit anywhere in the module.
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "define":
+                self._define(node)
+
+    def _define(self, call: ast.Call) -> None:
+        lib = self.libraries.get(getattr(call.func.value, "id", ""))
+        node = _arg(call, 0, "schema")
+        if lib is None or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return
+        # The string's first character is one column after its opening quote (single-line literals).
+        self.result.defined_schemas.append(SchemaSite(node.value, self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY))
+
+    def _custom_op(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
+        if not (isinstance(dec, ast.Call) and self.names.qualify(dec.func) in CUSTOM_OP):
+            return
+        qualname = _str_arg(dec, 0, "name")
+        if qualname is None:
+            return
+        ns, name = _split_qualname(qualname)
+        schema_node = next((k.value for k in dec.keywords if k.arg == "schema"), None)
+        explicit = schema_node.value if isinstance(schema_node, ast.Constant) and isinstance(schema_node.value, str) else None
+        function, mutates = self.parsed[id(fn)], _mutates_args(dec)
+        schema, problem = None, None
+        if explicit is not None:
+            schema = f"{qualname}{explicit}"
+        elif not any(k.arg == "mutates_args" for k in dec.keywords):
+            problem = "custom_op requires mutates_args (write () when the op writes nothing)"
+        elif mutates is None:
+            pass  # mutates_args is computed at run time: the schema cannot be known without running the file
+        else:
+            try:
+                schema = infer_schema(function, mutates, qualname, self.names)
+            except NotInferable as exc:
+                problem = str(exc)
+        op = CustomOp(ns, name, function, mutates, explicit, schema, problem, dec.lineno, dec.col_offset + 1)
+        self.custom_ops[fn.name] = op
+        self.result.custom_ops.append(op)
+
+    def _meta_key(self, explicit: str | None, lib: LibraryObject | None) -> bool:
+        key = explicit if explicit else (lib.dispatch_key if lib else "")
+        return key == META_KEY
+
+    def _add(self, namespace: str, op: str, style: str, function: Function, node: ast.AST, custom_op: CustomOp | None = None) -> None:
+        self.result.registrations.append(Registration(namespace, op, style, function, node.lineno, node.col_offset + 1, custom_op))
+
+    def _decorator_registration(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
+        function = self.parsed[id(fn)]
+        # @my_op.register_fake
+        if isinstance(dec, ast.Attribute) and dec.attr == "register_fake" and isinstance(dec.value, ast.Name):
+            op = self.custom_ops.get(dec.value.id)
+            if op is not None:
+                self._add(op.namespace, op.name, "fake", function, dec, op)
+            return
+        if not isinstance(dec, ast.Call):
+            return
+        callee = self.names.qualify(dec.func)
+        if callee in IMPL:
+            first = _arg(dec, 0, "qualname")
+            if isinstance(first, ast.Name) and first.id in self.libraries:  # impl(m, "my_op"[, "Meta"])
+                lib = self.libraries[first.id]
+                op = _str_arg(dec, 1, "name")
+                if op is not None and self._meta_key(_str_arg(dec, 2, "dispatch_key"), lib):
+                    self._add(lib.namespace, op, "meta", function, dec)
+            elif isinstance(first, ast.Constant) and isinstance(first.value, str):  # impl("ns::op", "Meta")
+                types = _arg(dec, 1, "types")
+                keys = [e.value for e in (types.elts if isinstance(types, (ast.Tuple, ast.List)) else [types]) if isinstance(e, ast.Constant)]
+                if META_KEY in keys:
+                    self._add(*_split_qualname(first.value), "meta", function, dec)
+        elif callee in REGISTER_FAKE:
+            self._fake_target(_arg(dec, 0, "op"), function, dec)
+        elif isinstance(dec.func, ast.Attribute) and dec.func.attr == "impl" and getattr(dec.func.value, "id", None) in self.libraries:
+            lib = self.libraries[dec.func.value.id]  # @m.impl("my_op")
+            op = _str_arg(dec, 0, "op_name")
+            if op is not None and self._meta_key(_str_arg(dec, 2, "dispatch_key"), lib):
+                self._add(lib.namespace, op, "meta", function, dec)
+
+    def _fake_target(self, target: ast.expr | None, function: Function, node: ast.AST) -> None:
+        if isinstance(target, ast.Constant) and isinstance(target.value, str):
+            ns, name = _split_qualname(target.value)
+            owner = next((c for c in self.custom_ops.values() if c.namespace == ns and c.name == name), None)
+            self._add(ns, name, "fake", function, node, owner)
+        elif isinstance(target, ast.Name) and target.id in self.custom_ops:
+            op = self.custom_ops[target.id]
+            self._add(op.namespace, op.name, "fake", function, node, op)
+
+    def _call_registration(self, call: ast.Call) -> None:
+        """``m.impl("my_op", my_op_meta, "Meta")`` and ``register_fake("ns::op", fn)`` as statements."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "impl" and getattr(call.func.value, "id", None) in self.libraries:
+            lib = self.libraries[call.func.value.id]
+            op, fn = _str_arg(call, 0, "op_name"), _arg(call, 1, "fn")
+            if op and isinstance(fn, ast.Name) and fn.id in self.functions and self._meta_key(_str_arg(call, 2, "dispatch_key"), lib):
+                self._add(lib.namespace, op, "meta", self.functions[fn.id], call)
+        elif self.names.qualify(call.func) in REGISTER_FAKE:
+            fn = _arg(call, 1, "func")
+            if isinstance(fn, ast.Name) and fn.id in self.functions:
+                self._fake_target(_arg(call, 0, "op"), self.functions[fn.id], call)
+
+
+def load_registration_file(path: str, text: str) -> RegistrationFile:
+    """Parse ``text`` with ``ast`` (never import it); InputError E002 on a syntax error."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise InputError("E002", f"invalid Python: {exc.msg}", line=exc.lineno or 1, column=exc.offset or 1) from None
+    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        raise InputError("E002", f"invalid Python: {exc}") from None
+    result = RegistrationFile(path, text, NoqaMap.from_text(text, comment="#"))
+    _Loader(path, tree, result).load()
+    return result
+

@@ -1,0 +1,267 @@
+"""J rules: msOpGen prototype JSON, alone and against the op's PyTorch schema."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from opkit import msopgen
+from opkit.lint import lint
+from opkit.signature import parse_schema
+
+MY_OP = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"
+MY_INPLACE = "my_inplace(Tensor(a!) x, Tensor y) -> Tensor z"
+
+# torchair's documented prototypes (msopgen.md §2), written by hand as a user would.
+MY_OP_JSON = [
+    {
+        "op": "MyOp",
+        "language": "cpp",
+        "input_desc": [
+            {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},
+            {"name": "y", "param_type": "optional", "format": ["ND", "ND"], "type": ["fp16", "float"]},
+            {"name": "z", "param_type": "dynamic", "format": ["ND"], "type": ["fp16", "float"]},
+        ],
+        "output_desc": [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]}],
+        "attr": [{"name": "attr1", "param_type": "required", "type": "float"}, {"name": "attr2", "param_type": "required", "type": "int"}],
+    }
+]
+MY_INPLACE_JSON = {
+    "op": "MyInplace",
+    "input_desc": [
+        {"name": "x", "param_type": "required", "format": "ND", "type": "float16"},
+        {"name": "y", "param_type": "required", "format": "ND", "type": "float16"},
+    ],
+    "output_desc": [
+        {"name": "x", "param_type": "required", "format": "ND", "type": "float16"},
+        {"name": "z", "param_type": "required", "format": "ND", "type": "float16"},
+    ],
+}
+
+
+def write_json(tmp_path: Path, data, name: str = "op.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=2) if not isinstance(data, str) else data)
+    return str(path)
+
+
+def line_of(path: str, needle: str) -> int:
+    """1-based line of the first line of ``path`` containing ``needle``."""
+    return next(i for i, line in enumerate(Path(path).read_text().splitlines(), start=1) if needle in line)
+
+
+def found(result, prefix: str = "J") -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in result.findings if f.code.startswith(prefix)]
+
+
+def codes(result) -> list[str]:
+    return [f.code for f in result.findings]
+
+
+def message(result, code: str) -> str:
+    return " | ".join(f.message for f in result.findings if f.code == code)
+
+
+def variant(edit) -> list:
+    data = copy.deepcopy(MY_OP_JSON)
+    edit(data[0])
+    return data
+
+
+def test_torchair_examples_lint_clean(tmp_path):
+    result = lint([write_json(tmp_path, MY_OP_JSON, "my_op.json"), write_json(tmp_path, MY_INPLACE_JSON, "my_inplace.json")], schemas=[MY_OP, MY_INPLACE])
+    assert result.findings == ()
+    assert result.files == 2
+
+
+def test_generated_prototypes_lint_clean(tmp_path):
+    schemas = [MY_OP, MY_INPLACE, "pool(Tensor x, int[2] k=[1,1], bool ceil=False, *, str mode=\"mean\") -> (Tensor, Tensor)"]
+    protos = [msopgen.prototype_from_signature(parse_schema(s)).to_json() for s in schemas]
+    assert lint([write_json(tmp_path, protos)], schemas=schemas).findings == ()
+
+
+# -- J0xx: one file --------------------------------------------------------------------------------
+
+
+def test_j001_op_missing(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op.pop("op")))])
+    assert found(result) == [("J001", 2)]
+
+
+def test_j002_op_not_upper_camel(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op.update(op="my_op")))])
+    assert found(result) == [("J002", 3)]
+    assert result.findings[0].hint == "write 'MyOp'"
+
+
+def test_j003_invalid_names(tmp_path):
+    def edit(op):
+        op["input_desc"][1]["name"] = "1y"
+        del op["attr"][0]["name"]
+
+    result = lint([write_json(tmp_path, variant(edit))])
+    assert [c for c, _ in found(result)] == ["J003", "J003"]
+    assert "'1y' is not a C identifier" in message(result, "J003") and "has no name" in message(result, "J003")
+
+
+def test_j004_param_type_invalid(tmp_path):
+    def edit(op):
+        op["input_desc"][0]["param_type"] = "req"
+        op["attr"][0]["param_type"] = "dynamic"  # valid for tensors only
+
+    result = lint([write_json(tmp_path, variant(edit))])
+    assert [c for c, _ in found(result)] == ["J004", "J004"]
+    assert "'req'" in message(result, "J004") and "attr 'attr1' param_type is 'dynamic'" in message(result, "J004")
+
+
+def test_j005_descriptor_without_format_is_dropped(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op["output_desc"][0].pop("format")))])
+    assert codes(result) == ["J005"]
+    assert "'out' has no format" in message(result, "J005")
+
+
+def test_j006_all_dtypes_unknown_and_j007_some(tmp_path):
+    def edit(op):
+        op["input_desc"][0]["type"] = ["FP16", "float64"]
+        op["input_desc"][1]["type"] = ["fp16", "int4"]
+
+    result = lint([write_json(tmp_path, variant(edit))])
+    assert sorted(codes(result)) == ["J006", "J007"]
+    assert "'FP16', 'float64'" in message(result, "J006")
+    assert "'int4'" in message(result, "J007")
+
+
+def test_j008_unknown_format(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op["input_desc"][0].update(format=["ND", "nd"])))])
+    assert codes(result) == ["J008"]
+    assert "'nd'" in message(result, "J008")
+
+
+def test_j009_type_format_length_and_j010_columns(tmp_path):
+    def edit(op):
+        op["input_desc"][0]["type"] = ["fp16", "float", "bf16"]  # 3 types, 2 formats
+        op["input_desc"][1]["type"] = ["fp16", "float", "bf16"]
+        op["input_desc"][1]["format"] = ["ND"]  # broadcasts to 3 columns, others have 2
+
+    result = lint([write_json(tmp_path, variant(edit))])
+    assert codes(result) == ["J009", "J010"]
+    assert "3 types but 2 formats" in message(result, "J009")
+    assert message(result, "J010") == "op 'MyOp': input_desc 'y' has 3 dtype/format columns but input_desc 'z' has 2"
+
+
+def test_j010_quiet_when_length_one_lists_broadcast(tmp_path):
+    assert lint([write_json(tmp_path, MY_INPLACE_JSON)]).findings == ()
+
+
+def test_j011_duplicate_descriptor_names(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op["input_desc"][1].update(name="x")))])
+    assert "J011" in codes(result)
+    assert "first at line" in message(result, "J011")
+    # An output named like an input is how an in-place op is written.
+    assert "J011" not in codes(lint([write_json(tmp_path, MY_INPLACE_JSON, "inplace.json")]))
+
+
+def test_j012_attr_unknown_type_with_ini_hint(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op["attr"][1].update(type="listInt")))])
+    assert codes(result) == ["J012"]
+    assert result.findings[0].hint == "write 'list_int' (the JSON spelling)"
+
+
+def test_j013_attr_default_invalid(tmp_path):
+    def edit(op):
+        op["attr"][0].update(param_type="optional", default_value='"mean"')
+        op["attr"][1].update(param_type="optional", default_value="1" * 1025)
+
+    result = lint([write_json(tmp_path, variant(edit))])
+    assert codes(result) == ["J013", "J013"]
+    assert "forbidden characters '\"'" in message(result, "J013") and "1025 characters" in message(result, "J013")
+
+
+def test_j014_optional_attr_without_default(tmp_path):
+    result = lint([write_json(tmp_path, variant(lambda op: op["attr"][1].update(param_type="optional")))])
+    assert codes(result) == ["J014"]
+    ok = variant(lambda op: op["attr"][1].update(param_type="optional", default_value="2"))
+    assert lint([write_json(tmp_path, ok, "ok.json")]).findings == ()
+
+
+def test_findings_sit_on_the_json_line(tmp_path):
+    text = '[\n  {\n    "op": "MyOp",\n    "input_desc": [\n      {"name": "x", "param_type": "required",\n       "format": ["ND"], "type": ["fp16", "FP32"]}\n    ],\n    "output_desc": []\n  }\n]\n'
+    result = lint([write_json(tmp_path, text)])
+    assert found(result) == [("J007", 6)]
+
+
+# -- J1xx: against the schema ----------------------------------------------------------------------
+
+
+def test_j101_inputs_out_of_order(tmp_path):
+    path = write_json(tmp_path, variant(lambda op: op["input_desc"].reverse()))
+    result = lint([path], schemas=[MY_OP])
+    assert found(result, "J1") == [("J101", line_of(path, '"input_desc"'))]
+    assert "[('z', 'dynamic'), ('y', 'optional'), ('x', 'required')]" in message(result, "J101")
+
+
+def test_j102_attr_type_and_default(tmp_path):
+    path = write_json(tmp_path, MY_OP_JSON)
+    result = lint([path], schemas=["my_op(Tensor x, Tensor? y, Tensor[] z, int attr1, int attr2=1) -> Tensor"])
+    assert found(result, "J1") == [("J102", line_of(path, '"attr"'))]
+    assert "('attr1', 'int', 'required', None), ('attr2', 'int', 'optional', '1')" in message(result, "J102")
+
+
+def test_j102_defaults_compare_as_values(tmp_path):
+    def edit(op):
+        op["attr"][1].update(param_type="optional", default_value="[1, 1]", type="list_int")
+
+    schema = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int[] attr2=[1,1]) -> Tensor"
+    assert lint([write_json(tmp_path, variant(edit))], schemas=[schema]).findings == ()
+
+
+def test_j103_inplace_output_not_redeclared(tmp_path):
+    data = copy.deepcopy(MY_INPLACE_JSON)
+    data["output_desc"] = data["output_desc"][1:]
+    path = write_json(tmp_path, data)
+    result = lint([path], schemas=[MY_INPLACE])
+    assert found(result, "J1") == [("J103", line_of(path, '"output_desc"'))]
+    assert "['z'] but the schema gives ['x', 'z']" in message(result, "J103")
+
+
+def test_j1xx_match_custom_op_schemas(tmp_path):
+    source = tmp_path / "ops.py"
+    source.write_text(
+        "import torch\n\n@torch.library.custom_op('mylib::my_inplace', mutates_args=('x',))\n"
+        "def my_inplace(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    ...\n\n"
+        "@my_inplace.register_fake\ndef _(x, y):\n    return torch.empty_like(y)\n"
+    )
+    data = copy.deepcopy(MY_INPLACE_JSON)
+    path = write_json(tmp_path, data)
+    result = lint([path, str(source)])
+    # The custom_op's unnamed return is 'out', the JSON calls it 'z'.
+    assert found(result, "J1") == [("J103", line_of(path, '"output_desc"'))]
+    assert "['x', 'out']" in message(result, "J103")
+
+
+def test_j1xx_ignore_other_ops(tmp_path):
+    assert lint([write_json(tmp_path, MY_INPLACE_JSON)], schemas=[MY_OP]).findings == ()
+
+
+# -- input errors ----------------------------------------------------------------------------------
+
+
+def test_invalid_json_is_e002_and_other_files_still_lint(tmp_path, run_opkit):
+    broken = write_json(tmp_path, '[\n  {"op": "MyOp",\n  }\n]\n', "broken.json")
+    other = write_json(tmp_path, variant(lambda op: op.update(op="my_op")), "other.json")
+    result = lint([broken, other])
+    assert [(f.code, f.path, f.line) for f in result.findings] == [("E002", broken, 3), ("J002", other, 3)]
+    code, output = run_opkit("lint", broken, other)
+    assert code == 2
+    assert "E002" in output and "J002" in output
+
+
+@pytest.mark.parametrize(("data", "expected"), [("3", "top level is a scalar"), ('[{"op": "MyOp"}, 7]', "op 1 is a scalar")])
+def test_unexpected_structure_is_e003(tmp_path, data, expected):
+    result = lint([write_json(tmp_path, data)])
+    assert [f.code for f in result.findings] == ["E003"]
+    assert expected in result.findings[0].message
+    assert result.exit_code() == 2

@@ -1,0 +1,505 @@
+"""M rules: Meta/fake registration files (read with ast, never imported) against their schemas."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opkit.lint import lint
+from opkit.lint.sources.registrations import load_registration_file
+from opkit.signature import Dialect, parse_schema
+
+MY_OP = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"
+MY_INPLACE = "my_inplace(Tensor(a!) x, Tensor y) -> Tensor"
+
+OP_PLUGIN_SEED = """\
+import torch
+from torch.library import Library, impl
+
+m = Library("npu", "IMPL", "Meta")
+
+@impl(m, "my_op")
+def my_op_meta(x, y, z, attr1, attr2):
+    return torch.empty_like(x)
+
+@impl(m, "my_inplace")
+def my_inplace_meta(x, y):
+    return torch.empty_like(y)
+"""
+
+CUSTOM_OP_INPLACE_SEED = """\
+import torch
+
+@torch.library.custom_op("mylib::my_op_", mutates_args=("x",), device_types="npu")
+def my_op_(x: torch.Tensor) -> None:
+    ...
+
+@my_op_.register_fake
+def _(x: torch.Tensor) -> None:
+    return None
+"""
+
+CUSTOM_OP_SEED = """\
+import torch
+
+@torch.library.custom_op("mylib::my_op", mutates_args=(), device_types="npu")
+def my_op(x: torch.Tensor) -> torch.Tensor:
+    ...
+
+@my_op.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def meta_file(tmp_path: Path, body: str, name: str = "meta.py") -> str:
+    header = 'import torch\nfrom torch.library import Library, impl\n\nm = Library("npu", "IMPL", "Meta")\n'
+    return write(tmp_path, name, header + textwrap.dedent(body))
+
+
+def found(result, prefix: str = "M") -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in result.findings if f.code.startswith(prefix)]
+
+
+def messages(result, code: str) -> list[str]:
+    return [f.message for f in result.findings if f.code == code]
+
+
+# -- seeds -----------------------------------------------------------------------------------------
+
+
+def test_op_plugin_seed_lints_clean(tmp_path):
+    result = lint([write(tmp_path, "meta.py", OP_PLUGIN_SEED)], schemas=[MY_OP, MY_INPLACE])
+    assert result.findings == ()
+    assert result.files == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "schema"),
+    [(CUSTOM_OP_INPLACE_SEED, "mylib::my_op_(Tensor(a!) x) -> ()"), (CUSTOM_OP_SEED, "mylib::my_op(Tensor x) -> Tensor")],
+)
+def test_custom_op_seeds_lint_clean(tmp_path, text, schema):
+    result = lint([write(tmp_path, "ops.py", text)], schemas=[schema], dialect=Dialect.TORCH_LIBRARY)
+    assert result.findings == ()
+
+
+def test_custom_op_schema_is_inferred_and_exposed(tmp_path):
+    file = load_registration_file("ops.py", CUSTOM_OP_INPLACE_SEED)
+    [site] = file.schema_sites()
+    assert site.text == "mylib::my_op_(Tensor(a0!) x) -> ()"
+    assert (site.line, site.dialect) == (3, Dialect.TORCH_LIBRARY)
+    [reg] = file.registrations
+    assert (reg.qualname, reg.style, reg.line, reg.custom_op.name) == ("mylib::my_op_", "fake", 7, "my_op_")
+
+
+def test_schema_rules_apply_to_custom_op_schemas(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::scale_", mutates_args=())
+    def scale_(x: torch.Tensor, s: float) -> None:
+        ...
+    """
+    result = lint([write(tmp_path, "ops.py", text)])
+    assert ("S104", 3) in found(result, "S")
+
+
+# -- import spellings ------------------------------------------------------------------------------
+
+
+def test_import_spellings_and_call_form(tmp_path):
+    text = """\
+    import torch.library as tl
+    from torch import library
+
+    lib = tl.Library("npu", "IMPL", "Meta")
+    other = library.Library("npu", "IMPL", "PrivateUse1")
+
+    @tl.impl(lib, "a")
+    def a_meta(x):
+        return x.new_empty(x.shape)
+
+    def b_meta(x):
+        return x.new_empty(x.shape)
+
+    lib.impl("b", b_meta, "Meta")
+
+    @library.impl(other, "c")
+    def c_kernel(x):
+        return x
+    """
+    file = load_registration_file("r.py", textwrap.dedent(text))
+    assert [(r.qualname, r.line) for r in file.registrations] == [("npu::a", 7), ("npu::b", 14)]
+    # c is registered on PrivateUse1, not Meta: it still lacks a Meta registration.
+    result = lint([write(tmp_path, "r.py", text)], schemas=["a(Tensor x) -> Tensor", "b(Tensor x) -> Tensor", "c(Tensor x) -> Tensor"])
+    assert [f.op for f in result.findings if f.code == "M001"] == ["c"]
+
+
+def test_register_fake_by_qualname(tmp_path):
+    text = """\
+    from torch.library import custom_op, register_fake
+    from torch import Tensor
+
+    @custom_op("mylib::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        ...
+
+    @register_fake("mylib::f")
+    def _(x, y):
+        return x
+    """
+    result = lint([write(tmp_path, "ops.py", text)])
+    assert found(result) == [("M002", 8)]
+
+
+# -- M001 ------------------------------------------------------------------------------------------
+
+
+def test_m001_missing_meta_for_an_overload(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "my_op")\ndef my_op_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["my_op(Tensor x) -> Tensor", "my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)"])
+    assert [(f.code, f.op) for f in result.findings if f.code == "M001"] == [("M001", "my_op.out")]
+
+
+def test_m001_yaml_custom_entry_reported_at_its_line(tmp_path):
+    yaml_path = write(
+        tmp_path,
+        "op_plugin_functions.yaml",
+        """\
+        all_version: [v2.1]
+        official:
+        autograd:
+        custom:
+          - func: my_op(Tensor x) -> Tensor
+            op_api: all_version
+          - func: other(Tensor x) -> Tensor
+            op_api: all_version
+        symint:
+        quant:
+        """,
+    )
+    path = meta_file(tmp_path, '@impl(m, "my_op")\ndef my_op_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([yaml_path, path])
+    assert [(f.code, f.path, f.line) for f in result.findings if f.code.startswith("M")] == [("M001", yaml_path, 7)]
+
+
+def test_m001_needs_a_registration_file(tmp_path):
+    assert found(lint([], schemas=["my_op(Tensor x) -> Tensor"])) == []
+
+
+def test_m001_custom_op_without_fake(tmp_path):
+    text = '@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor) -> torch.Tensor:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", "import torch\n\n" + text)])
+    assert found(result) == [("M001", 3)]
+    assert "register_fake" in messages(result, "M001")[0]
+
+
+# -- M002-M005: parameters -------------------------------------------------------------------------
+
+
+def test_m002_too_few_positional_parameters(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "my_op")\ndef my_op_meta(x, y, z, attr1):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=[MY_OP])
+    assert found(result) == [("M002", 5)]
+    assert "attr2 not accepted" in messages(result, "M002")[0]
+
+
+def test_m002_missing_keyword_only_and_unsupplied_parameter(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x, extra, *, j=0):\n    return x.new_empty(x.shape)\n')
+    result = lint([path], schemas=["f(Tensor x, *, int k=1) -> Tensor"])
+    text = " | ".join(messages(result, "M002"))
+    assert "no parameter 'k'" in text and "'extra'" in text
+    assert len(messages(result, "M002")) == 2
+
+
+def test_m002_var_args_accept_everything(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x, *args, **kwargs):\n    return x.new_empty(x.shape)\n')
+    assert found(lint([path], schemas=["f(Tensor x, Tensor y, *, int k=1) -> Tensor"])) == []
+
+
+def test_m003_swapped_parameters(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(y, x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["f(Tensor x, Tensor y) -> Tensor"])
+    assert found(result) == [("M003", 5)]
+    assert "x, y land in the wrong parameter" in messages(result, "M003")[0]
+
+
+def test_m004_renamed_and_keyword_only_taken_positionally(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(inp, k=1):\n    return torch.empty_like(inp)\n')
+    result = lint([path], schemas=["f(Tensor x, *, int k=1) -> Tensor"])
+    assert [c for c, _ in found(result)] == ["M004", "M004"]
+    text = " | ".join(messages(result, "M004"))
+    assert "'inp' receives schema argument 'x'" in text and "'k' is keyword-only" in text
+
+
+def test_m004_quiet_when_names_match(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x, *, k=1):\n    return torch.empty_like(x)\n')
+    assert found(lint([path], schemas=["f(Tensor x, *, int k=1) -> Tensor"])) == []
+
+
+def test_m005_missing_and_different_defaults(tmp_path):
+    body = '@impl(m, "f")\ndef f_meta(x, k, pads=[2, 2], *, flag=False):\n    return torch.empty_like(x)\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, int k=1, int[2] pads=1, *, bool flag=True) -> Tensor"])
+    assert found(result) == [("M005", 5)] * 3
+    text = " | ".join(messages(result, "M005"))
+    assert "'k' has no default" in text
+    assert "'pads' defaults to [2, 2] but the schema's 'pads' defaults to 1: calls that pass 1" in text
+    assert "'flag' defaults to False" in text
+
+
+def test_m005_matching_defaults_and_undroppable_arguments(tmp_path):
+    # int[2] pads=1 is [1, 1]; 'k' has a default but 'y' after it has none, so 'k' is never dropped.
+    body = '@impl(m, "f")\ndef f_meta(x, k, y, pads=(1, 1), s=1):\n    return torch.empty_like(x)\n'
+    # (op-plugin's torchgen accepts a default before a non-default argument; torch.library does not)
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, int k=2, Tensor y, int[2] pads=1, float s=1.0) -> Tensor"])
+    assert found(result) == []
+
+
+# -- M006-M007: returns ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "body", "expected"),
+    [
+        ("f(Tensor x) -> Tensor", "    return x, x\n", "returns a tuple of 2"),
+        ("f(Tensor x) -> (Tensor, Tensor)", "    return torch.empty_like(x)\n", "returns a single tensor"),
+        ("f(Tensor x) -> (Tensor, Tensor)", "    return x\n", "returns a single tensor"),
+        ("f(Tensor x) -> (Tensor, Tensor, Tensor)", "    return x, x\n", "returns a tuple of 2"),
+        ("f(Tensor x) -> Tensor", "    ...\n", "can end without a return statement"),
+        ("f(Tensor x) -> Tensor", "    return None\n", "returns None"),
+    ],
+)
+def test_m006_return_structure(tmp_path, schema, body, expected):
+    result = lint([meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n' + body)], schemas=[schema])
+    assert found(result) == [("M006", 5)]
+    assert expected in messages(result, "M006")[0]
+
+
+@pytest.mark.parametrize(
+    ("schema", "body"),
+    [
+        ("f(Tensor x) -> (Tensor, Tensor)", "    return torch.empty_like(x), torch.empty_like(x)\n"),
+        ("f(Tensor x) -> (Tensor, Tensor)", "    return helper(x)\n"),  # unknowable: not reported
+        ("f(Tensor x) -> Tensor", "    if x.dim() > 2:\n        return x.new_empty(1)\n    raise ValueError('rank')\n"),
+        ("f(Tensor x) -> Tensor[]", "    return [x, x]\n"),
+    ],
+)
+def test_m006_quiet(tmp_path, schema, body):
+    assert found(lint([meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n' + body)], schemas=[schema])) == []
+
+
+def test_m007_void_op_returns_mutated_input(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "upd")\ndef upd_meta(x, y):\n    return x\n')
+    result = lint([path], schemas=["upd(Tensor(a!) x, Tensor y) -> ()"])
+    assert found(result) == [("M007", 5)]
+    assert "returns 'x' (the mutated input)" in messages(result, "M007")[0]
+
+
+def test_m007_quiet_when_returning_none(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "upd")\ndef upd_meta(x, y):\n    return None\n')
+    assert found(lint([path], schemas=["upd(Tensor(a!) x, Tensor y) -> ()"])) == []
+
+
+# -- custom_op rules -------------------------------------------------------------------------------
+
+
+def test_m008_mutates_args_disagree_with_declared_schema(tmp_path):
+    result = lint(
+        [write(tmp_path, "ops.py", CUSTOM_OP_INPLACE_SEED)],
+        schemas=["mylib::my_op_(Tensor x, Tensor(a!) y) -> ()"],
+        dialect=Dialect.TORCH_LIBRARY,
+    )
+    assert ("M008", 3) in found(result)
+    assert "mutates_args covers ['x']" in messages(result, "M008")[0]
+
+
+def test_m008_other_differences(tmp_path):
+    result = lint([write(tmp_path, "ops.py", CUSTOM_OP_SEED)], schemas=["mylib::my_op(Tensor x, int k) -> Tensor"], dialect=Dialect.TORCH_LIBRARY)
+    assert [c for c, _ in found(result)] == ["M008"]
+    assert "differs from" in messages(result, "M008")[0]
+
+
+def test_m009_mutates_args_unknown(tmp_path):
+    text = CUSTOM_OP_SEED.replace("mutates_args=()", 'mutates_args="unknown"')
+    assert found(lint([write(tmp_path, "ops.py", text)])) == [("M009", 3)]
+    assert found(lint([write(tmp_path, "ops.py", CUSTOM_OP_SEED)])) == []
+
+
+def test_m010_unlisted_in_place_write(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::upd", mutates_args=("cache",))
+    def upd(cache: torch.Tensor, x: torch.Tensor, out: torch.Tensor) -> None:
+        cache[0] = 1
+        x.add_(1)
+        torch.add(cache, 1, out=out)
+
+    @upd.register_fake
+    def _(cache, x, out):
+        return None
+    """
+    result = lint([write(tmp_path, "ops.py", text)])
+    assert found(result) == [("M010", 3), ("M010", 3)]
+    text_ = " | ".join(messages(result, "M010"))
+    assert "'out'" in text_ and "'x' in place (line 6)" in text_ and "'cache'" not in text_
+
+
+def test_m011_registration_for_undeclared_op(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "my_opp")\ndef my_opp_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["my_op(Tensor x) -> Tensor"])
+    assert ("M011", 5) in found(result)
+    assert "npu::my_opp" in messages(result, "M011")[0]
+    # Without any schema there is nothing to compare with.
+    assert found(lint([path])) == []
+
+
+@pytest.mark.parametrize(
+    ("signature", "expected"),
+    [
+        ("(x: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor", "tuple annotation"),
+        ("(x) -> torch.Tensor", "parameter x has no type annotation"),
+        ("(x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor", "*args"),
+        ("(x: torch.Tensor, k: int = [1]) -> torch.Tensor", "unsupported default"),
+        ("(x: torch.Tensor) -> dict", "unsupported return annotation"),
+    ],
+)
+def test_m012_custom_op_torch_would_reject(tmp_path, signature, expected):
+    text = f'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f{signature}:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", text)])
+    assert ("M012", 3) in found(result)
+    assert expected in messages(result, "M012")[0]
+
+
+def test_m012_explicit_schema_and_mutates_args(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::f", mutates_args=(), schema="(Tensor(a!) x) -> ()")
+    def f(x):
+        ...
+
+    @torch.library.custom_op("mylib::g", mutates_args=("x",), schema="(Tensor(a!) x) -> ()")
+    def g(x):
+        ...
+    """
+    result = lint([write(tmp_path, "ops.py", text)], selection=_only("M012"))
+    assert found(result) == [("M012", 3)]
+    assert "mutates_args is []" in messages(result, "M012")[0]
+
+
+def test_m013_fake_annotations_disagree(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::f", mutates_args=())
+    def f(x: torch.Tensor, n: int) -> torch.Tensor:
+        ...
+
+    @f.register_fake
+    def _(x: torch.Tensor, n: float) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.empty_like(x)
+    """
+    result = lint([write(tmp_path, "ops.py", text)])
+    assert [c for c, _ in found(result)] == ["M013", "M013"]
+    assert "'n' is annotated float" in messages(result, "M013")[0]
+
+
+def test_m014_duplicate_registration(tmp_path):
+    body = '@impl(m, "f")\ndef a(x):\n    return x.new_empty(1)\n\n@impl(m, "f")\ndef b(x):\n    return x.new_empty(1)\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x) -> Tensor"])
+    assert found(result) == [("M014", 9)]
+    assert "line 5" in messages(result, "M014")[0]
+
+
+# -- suppression and input errors ------------------------------------------------------------------
+
+
+def test_noqa_on_the_registration_line(tmp_path):
+    body = '@impl(m, "f")  # noqa: M003\ndef f_meta(y, x):\n    return torch.empty_like(x)\n'
+    assert found(lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, Tensor y) -> Tensor"])) == []
+
+
+def test_syntax_error_is_e002_and_other_files_still_lint(tmp_path, run_opkit):
+    broken = write(tmp_path, "broken.py", "import torch\n\ndef f(x:\n    return x\n")
+    other = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(y, x):\n    return torch.empty_like(x)\n', name="other.py")
+    result = lint([broken, other], schemas=["f(Tensor x, Tensor y) -> Tensor"])
+    [e002] = [f for f in result.findings if f.code == "E002"]
+    assert (e002.path, e002.line) == (broken, 3)
+    assert ("M003", 5) in found(result)
+    code, output = run_opkit("lint", broken, other, "--schema", "f(Tensor x, Tensor y) -> Tensor")
+    assert code == 2
+    assert "E002" in output and "M003" in output
+
+
+# -- inference agrees with torch -------------------------------------------------------------------
+
+_TORCH_CASES = """\
+import torch
+from typing import List, Optional, Sequence
+from torch import Tensor
+
+@torch.library.custom_op("{ns}::plain", mutates_args=())
+def plain(x: torch.Tensor, y: Optional[torch.Tensor], z: list[torch.Tensor], ys: List[Optional[torch.Tensor]], n: int, s: float, b: bool, name: str) -> torch.Tensor:
+    ...
+
+@torch.library.custom_op("{ns}::defaults", mutates_args=("x", "w"))
+def defaults(x: Tensor, w: "Tensor | None", k: int = 3, flag: bool = True, mode: str = "mean", l: Optional[List[int]] = None, *, opt: Optional[float] = None, c: int = -2) -> None:
+    ...
+
+@torch.library.custom_op("{ns}::multi", mutates_args="unknown")
+def multi(xs: Sequence[torch.Tensor], x: torch.Tensor, y: Optional[Tensor], sizes: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    ...
+
+@torch.library.custom_op("{ns}::listy", mutates_args=())
+def listy(x: torch.Tensor, fs: list[float], dt: torch.dtype, dev: Optional[torch.device] = None) -> list[torch.Tensor]:
+    ...
+"""
+
+
+def test_custom_op_inference_agrees_with_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    import uuid
+
+    namespace = f"opkit_test_{uuid.uuid4().hex[:8]}"
+    source = _TORCH_CASES.format(ns=namespace)
+    module: dict = {}
+    exec(compile(source, "cases.py", "exec", dont_inherit=True), module)  # the real custom_op, in a fresh namespace
+    file = load_registration_file("cases.py", source)
+    inferred = {op.name: op.schema for op in file.custom_ops}
+    assert set(inferred) == {"plain", "defaults", "multi", "listy"}
+    for name, schema in inferred.items():
+        expected = str(module[name]._opoverload._schema)
+        canonical = str(parse_schema(schema, Dialect.TORCH_LIBRARY))
+        assert " ".join(canonical.split()) == " ".join(expected.split()), name
+    assert torch.ops  # torch imported only here
+
+
+def _only(code: str):
+    from opkit.lint import Selection
+
+    return Selection(select=(code,))
+
+
+def test_library_define_declares_a_schema(tmp_path):
+    text = """\
+    import torch
+
+    lib = torch.library.Library("mylib", "DEF")
+    lib.define("foo(Tensor x) -> Tensor")
+
+    @torch.library.register_fake("mylib::foo")
+    def _(x):
+        return x, x
+    """
+    file = load_registration_file("d.py", textwrap.dedent(text))
+    assert [(s.text, s.line, s.column) for s in file.schema_sites()] == [("foo(Tensor x) -> Tensor", 4, 13)]
+    assert found(lint([write(tmp_path, "d.py", text)])) == [("M006", 6)]
