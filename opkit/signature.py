@@ -309,6 +309,10 @@ class OpSignature:
     def has_generator(self) -> bool:
         return any(a.type.base in _UNCAPTURABLE_TYPES for a in self.arguments)
 
+    def __reduce__(self):
+        # Pickle the fields only: derived facts cached on the instance are recomputed on demand.
+        return (OpSignature, (self.text, self.dialect, self.name, self.overload, self.namespace, self.arguments, self.returns))
+
     def __str__(self) -> str:
         name = f"{self.namespace}::{self.full_name}" if self.namespace else self.full_name
         args: list[str] = [str(a) for a in self.positional_arguments]
@@ -427,8 +431,9 @@ def _layout(text: str, dialect: Dialect) -> _Layout:
     return _Layout(_Piece(name, 1), args, rets, parenthesised)
 
 
+@functools.lru_cache(maxsize=None)
 def _convert_type(t: object) -> ArgType:
-    """torchgen Type → ArgType."""
+    """torchgen Type → ArgType; memoised, so equal types share one object (and one pickle record)."""
     from torchgen import model as tg
 
     if isinstance(t, tg.OptionalType):
@@ -491,10 +496,15 @@ def _parse_op_plugin(text: str) -> OpSignature:
         position = text.find(printed, position)
         column = position + 1
         position += len(printed)
-        arguments.append(
-            Argument(a.name, _convert_type(a.type), a.default, _convert_alias(a.annotation), index >= positional_count, column)
-        )
-    returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
+        try:
+            arg_type = _convert_type(a.type)
+        except ValueError as exc:  # a type torchgen knows but the model does not (nested lists)
+            raise SchemaError(str(exc), text=text, column=column, dialect=dialect) from None
+        arguments.append(Argument(a.name, arg_type, a.default, _convert_alias(a.annotation), index >= positional_count, column))
+    try:
+        returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
+    except ValueError as exc:
+        raise SchemaError(str(exc), text=text, column=text.rfind("->") + 4, dialect=dialect) from None
     return OpSignature(
         text=text,
         dialect=dialect,

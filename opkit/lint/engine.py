@@ -71,6 +71,11 @@ def _loader(kind: str):
     return load_msopgen_json
 
 
+# JSON files of a generated project that are not msOpGen prototypes: opkit's spec file and the
+# CMake presets msOpGen writes. Skipped when walking a directory; named explicitly, they are linted.
+_NOT_LINT_INPUTS = frozenset({"opkit.json", "CMakePresets.json"})
+
+
 def _expand(paths: Sequence[str], project: LintProject) -> Iterable[str]:
     """Files as given; a directory contributes the inputs opkit recognises inside it."""
     for path in paths:
@@ -78,7 +83,7 @@ def _expand(paths: Sequence[str], project: LintProject) -> Iterable[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build_out", "__pycache__", "node_modules"))
                 for name in sorted(files):
-                    if _kind_of(name):
+                    if _kind_of(name) and name not in _NOT_LINT_INPUTS:
                         yield os.path.join(root, name)
         elif not os.path.exists(path):
             project.input_findings.append(InputError("E001", "no such file or directory").finding(path))
@@ -146,12 +151,11 @@ def lint(
 
     project = load_project(paths, schemas, dialect)
     keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
-    use_cache = use_cache and cache.enabled() and len(keys) >= CACHE_MIN_SCHEMAS
-    cached = use_cache and cache.load(keys)
+    parse_cache = cache.ParseCache.open(keys) if use_cache and cache.enabled() and len(keys) >= CACHE_MIN_SCHEMAS else None
     findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
     findings += run_rules(project, selection)
-    if use_cache and not cached:
-        cache.store(keys)
+    if parse_cache is not None:
+        parse_cache.save()
     files = len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
     return LintResult(tuple(sorted(set(findings), key=lambda f: f.sort_key)), files)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from opkit.lint import lint
 from opkit.lint import cache as parse_cache
 from opkit.lint.engine import CACHE_MIN_SCHEMAS
-from opkit.signature import _RESULTS
+from opkit.signature import _RESULTS, Dialect
 
 
 def _fragment(tmp_path: Path) -> Path:
@@ -31,6 +31,20 @@ def test_warm_run_equals_cold_run(tmp_path, monkeypatch):
     warm = lint([str(path)])
     assert warm.findings == cold.findings
     assert sum(f.code == "S101" for f in warm.findings) == 11
+
+
+def test_editing_one_entry_reparses_only_that_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPKIT_CACHE_DIR", str(tmp_path / "cache"))
+    path = _fragment(tmp_path)
+    lint([str(path)])
+    path.write_text(path.read_text().replace("op_1(Tensor x, int k) -> Tensor", "op_1(Tensor x, Dimname k) -> Tensor"))
+    _RESULTS.clear()
+    keys = [(f"op_{i}(Tensor x, int k) -> Tensor", Dialect.OP_PLUGIN) for i in (2, 3)]
+    keys.append(("op_1(Tensor x, Dimname k) -> Tensor", Dialect.OP_PLUGIN))
+    opened = parse_cache.ParseCache.open(keys)
+    assert opened.missing == [keys[-1]]
+    result = lint([str(path)])
+    assert [f.code for f in result.findings if f.code == "S002"] == ["S002"]
 
 
 def test_corrupt_cache_is_ignored_and_rewritten(tmp_path, monkeypatch):

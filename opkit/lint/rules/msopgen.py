@@ -282,6 +282,8 @@ def _pairs(project: LintProject) -> Iterator[tuple[MsOpGenFile, JsonOp, OpSignat
     Overloads share an op type (``my_op``, ``my_op.out``, ``my_op_`` → ``MyOp``): the default
     overload of the non-in-place name is the one msOpGen's prototype describes.
     """
+    if not project.msopgen_files:
+        return
     sigs = [s.signature for s in project.all_schema_sites() if s.is_custom and s.signature is not None]
     for file in project.msopgen_files:
         for op in file.ops:

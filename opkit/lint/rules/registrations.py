@@ -80,6 +80,8 @@ def _bound(project: LintProject) -> Iterator[_Bound]:
     A custom_op's fake binds to the custom_op's own inferred schema (what torch registers at run
     time); any other registration to a declaring schema, the one in its namespace first.
     """
+    if not project.python_files:  # nothing registered: skip indexing every schema of a large yaml
+        return
     schemas = _schemas(project)
     for file, reg in _registrations(project):
         if reg.custom_op is not None:
@@ -351,6 +353,8 @@ def custom_op_schema_mismatch(project: LintProject) -> Iterator[Violation]:
     msOpGen were built from. ``mutates_args`` must name exactly the ``Tensor(a!)`` arguments: an
     argument written but not listed loses its write under functionalization.
     """
+    if not project.python_files:
+        return
     schemas = _schemas(project)
     for file in project.python_files:
         for op in file.custom_ops:
@@ -435,6 +439,8 @@ def registration_without_schema(project: LintProject) -> Iterator[Violation]:
     (op_plugin_functions.yaml or ``--schema``), since otherwise nothing declares op-plugin ops.
     """
     if not (project.yaml_files or project.schema_sites):
+        return
+    if not project.python_files:  # nothing registered: skip indexing every schema of a large yaml
         return
     schemas = _schemas(project)
     for file, reg in _registrations(project):
