@@ -6,9 +6,11 @@ so the two cannot drift. Nothing here imports torch.
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 
-from opkit.signature import OpSignature
+from opkit.signature import Argument, OpSignature
 
 # dtype string (case-sensitive) → ge:: enum
 DTYPES: dict[str, str] = {
@@ -101,6 +103,66 @@ def json_default(default: str) -> str:
     return {"True": "true", "False": "false"}.get(default, default)
 
 
+def attr_default(arg: Argument) -> bool | int | float | str | list:
+    """The value of an attr argument's schema default (``int[2] k=1`` → ``[1, 1]``, ``str m="a"`` → ``a``).
+
+    One parser for every consumer (prototype JSON, OpDef C++, Meta/fake Python), so the three
+    spellings of a default cannot disagree. Raises UnsupportedSignature for defaults msOpGen cannot
+    carry (``None``, ``inf``, or text it rejects).
+    """
+    text = arg.default
+    if text is None:
+        raise ValueError(f"argument {arg.name!r} has no default")
+    if text == "None":
+        raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise UnsupportedSignature(f"default {text!r} of '{arg.name}' is not a literal msOpGen can carry") from None
+    if arg.type.is_list and not isinstance(value, list):
+        # int[2] k=1 means [1, 1]: a scalar default of a sized list is broadcast.
+        value = [value] * (arg.type.size or 1)
+    if isinstance(value, str) and (FORBIDDEN_DEFAULT_CHARS & set(value) or len(value) > MAX_DEFAULT_LENGTH):
+        raise UnsupportedSignature(f"default {text!r} of '{arg.name}' contains characters msOpGen rejects")
+    if arg.type.base == "float":
+        value = [float(v) for v in value] if isinstance(value, list) else float(value)
+    return value
+
+
+def default_value_text(value: bool | int | float | str | list) -> str:
+    """msOpGen's ``default_value`` text for a default: ``true``, ``1``, ``1e-06``, ``abc``, ``[1,1]``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ",".join(default_value_text(v) for v in value) + "]"
+    return str(value)
+
+
+# SoC version (as `-c ai_core-<soc>` takes it) → the chip family msOpGen writes in AddConfig and
+# ASCEND_COMPUTE_UNIT (msopgen.md §3). A bare 'ascend910b' means the FIRST-generation Ascend 910.
+_SOC_FAMILIES = (
+    (re.compile(r"^ascend910b[1-4](?:c|-1)?$"), "ascend910b"),
+    (re.compile(r"^ascend910_93\d\d$"), "ascend910_93"),
+    (re.compile(r"^ascend310p[1357]$"), "ascend310p"),
+    (re.compile(r"^ascend310b[1-4]$"), "ascend310b"),
+    (re.compile(r"^ascend910(?:a|b|proa|prob|premiuma)?$"), "ascend910"),
+)
+SOC_EXAMPLES = ("ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_9391", "ascend310p3")
+
+
+def soc_family(soc: str) -> str | None:
+    """The family msOpGen maps a SoC version to (``ascend910b1`` → ``ascend910b``), or None if unknown."""
+    for pattern, family in _SOC_FAMILIES:
+        if pattern.match(soc):
+            return family
+    return None
+
+
+def compute_unit(soc: str) -> str:
+    """msOpGen's ``-c`` value: ``ai_core-<soc>`` (an underscore, then a hyphen)."""
+    return f"ai_core-{soc}"
+
+
 def prototype_from_signature(
     sig: OpSignature, dtypes: tuple[str, ...] = DEFAULT_DTYPES, formats: tuple[str, ...] = DEFAULT_FORMATS
 ) -> Prototype:
@@ -131,7 +193,7 @@ def prototype_from_signature(
         if a.default is None:
             attrs.append(AttrDesc(a.name, attr_type))
         else:
-            attrs.append(AttrDesc(a.name, attr_type, "optional", json_default(a.default)))
+            attrs.append(AttrDesc(a.name, attr_type, "optional", default_value_text(attr_default(a))))
     outputs = [desc(a.name, "required") for a in sig.mutated_arguments]
     fresh = {id(r) for r in sig.fresh_returns}
     for ret, name in zip(sig.returns, sig.output_names):

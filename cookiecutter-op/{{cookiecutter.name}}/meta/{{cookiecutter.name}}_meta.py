@@ -1,0 +1,63 @@
+{%- set op = opkit_project(cookiecutter) -%}
+{%- macro params(annotated) -%}
+{%- for p in op.parameters -%}
+{%- if p.kwarg_only and (loop.first or not loop.previtem.kwarg_only) %}*, {% endif -%}
+{{ p.name }}{% if annotated %}: {{ p.annotation }}{% endif %}{% if p.has_default %}{{ " = " if annotated else "=" }}{{ p.default | py_literal }}{% endif %}
+{%- if not loop.last %}, {% endif -%}
+{%- endfor -%}
+{%- endmacro -%}
+{%- macro fake_body() -%}
+{%- if op.returns_kind == "none" %}
+    # {{ op.mutated_names | join(", ") }} {{ "is" if op.mutated_names | length == 1 else "are" }} written in place: nothing to allocate, and the schema returns nothing.
+    return None
+{%- elif op.returns_kind == "tensor" %}
+    # Output size and dtype follow {{ op.spec.out_like }} (--out-like); change this if the op reshapes.
+    return torch.empty_like({{ op.fresh_outputs[0].like }})
+{%- else %}
+    # Output sizes and dtypes follow {{ op.spec.out_like }} (--out-like); change this if the op reshapes.
+    return ({% for o in op.fresh_outputs %}torch.empty_like({{ o.like }}){% if not loop.last %}, {% endif %}{% endfor %})
+{%- endif %}
+{%- endmacro -%}
+{%- if op.style == "op-plugin" -%}
+"""Meta registration of torch.ops.{{ op.namespace }}.{{ op.signature.full_name }} (op-plugin style).
+
+In torch_npu this function belongs in op_plugin/python/meta/_meta_registrations.py; it must be
+registered before torch.compile runs. Its parameters are exactly the schema's, with its defaults:
+
+    {{ op.signature.text }}
+"""
+
+import torch
+from torch.library import Library, impl
+
+m = Library("{{ op.namespace }}", "IMPL", "Meta")
+
+
+@impl(m, "{{ op.signature.full_name }}")
+def {{ op.meta_function_name }}({{ params(false) }}):
+{{- fake_body() }}
+{% else -%}
+"""torch.ops.{{ op.namespace }}.{{ op.name }} as a torch.library custom_op, with its fake (Meta) function.
+
+custom_op infers the schema from the annotations below; it must read
+
+    {{ op.signature.text }}
+"""
+{%- if op.uses_optional %}
+
+from typing import Optional
+{%- endif %}
+
+import torch
+
+
+@torch.library.custom_op("{{ op.namespace }}::{{ op.name }}", mutates_args=({% for n in op.mutated_names %}"{{ n }}",{% if not loop.last %} {% endif %}{% endfor %}), device_types="npu")
+def {{ op.name }}({{ params(true) }}) -> {{ op.return_annotation }}:
+    # <user implementation>: launch {{ op.aclnn_name }} from the {{ op.op_type }} package built from {{ op.op_type }}/.
+    raise NotImplementedError("{{ op.name }}: call the {{ op.aclnn_name }} kernel here")
+
+
+@{{ op.name }}.register_fake
+def _({{ params(true) }}) -> {{ op.return_annotation }}:
+{{- fake_body() }}
+{% endif -%}

@@ -1,0 +1,77 @@
+"""`opkit new NAME`: generate every artifact of a custom Ascend op from one signature. Never imports torch."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from opkit import msopgen
+
+
+def _fail(message: str) -> None:
+    click.echo(f"opkit new: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command("new")
+@click.argument("name")
+@click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
+@click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
+@click.option("--style", type=click.Choice(["op-plugin", "custom-op"]), default="op-plugin", show_default=True, help="op-plugin yaml + Library Meta, or torch.library.custom_op + register_fake.")
+@click.option("--namespace", metavar="NS", help="torch.ops namespace (op-plugin: npu; custom-op default: mylib).")
+@click.option("--dtypes", default=",".join(msopgen.DEFAULT_DTYPES), show_default=True, help="msOpGen dtypes, comma-separated.")
+@click.option("--formats", default=",".join(msopgen.DEFAULT_FORMATS), show_default=True, help="msOpGen formats, comma-separated.")
+@click.option("--soc", default="ascend910b1", show_default=True, help="SoC versions, comma-separated.")
+@click.option("--out-like", metavar="ARG", help="Input Tensor whose size and dtype outputs copy (default: first unwritten Tensor).")
+@click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
+@click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
+@click.option("--force", is_flag=True, help="Replace an existing non-empty project directory.")
+@click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
+def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, vendor, msopgen_mode, out_dir, force, verify) -> None:
+    """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
+    graph-entry test and README for op NAME, all from one signature.
+
+    Exit status: 0 written, 2 bad input (nothing written).
+    """
+    from opkit.generate.msopgen_tool import MsOpGenError
+    from opkit.generate.project import TargetError, generate_project
+    from opkit.generate.spec import SpecError, make_spec
+
+    try:
+        spec = make_spec(name, schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes,
+                         formats=formats, soc=soc, out_like=out_like, vendor=vendor)  # fmt: skip
+        project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
+    except (SpecError, TargetError, MsOpGenError) as exc:
+        _fail(str(exc))
+    click.echo(f"created {project.path} ({len(project.files)} files): {spec.schema}")
+    if project.msopgen is not None:
+        click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
+        if project.msopgen.output:
+            click.echo(project.msopgen.output)
+        if len(spec.soc) > 1:
+            click.echo(f"msOpGen was given {spec.soc[0]} only: add AddConfig and ASCEND_COMPUTE_UNIT entries for {', '.join(spec.soc[1:])}")
+    else:
+        click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / project.files[0].split('/')[0]} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
+    for warning in _schema_warnings(spec):
+        click.echo(f"warning: {warning}")
+    click.echo(f"next steps: {project.path / 'README.md'}")
+    if verify:
+        _verify(project.path)
+
+
+def _schema_warnings(spec) -> list[str]:
+    from opkit.lint import Selection, lint
+
+    result = lint(schemas=[spec.schema], dialect=spec.dialect, selection=Selection(select=("S",)))
+    return [f"{f.code} {f.message}" for f in result.findings]
+
+
+def _verify(path) -> None:
+    try:
+        from opkit.verify import verify_project
+    except ImportError:
+        click.echo("verify: opkit.verify is not available in this installation; run `opkit verify` later")
+        return
+    click.echo(str(verify_project(path)))

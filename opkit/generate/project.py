@@ -1,0 +1,113 @@
+"""`opkit new` as a library call: render cookiecutter-op/ for a spec, atomically, into one directory.
+
+The project is rendered into a temporary directory beside the target and renamed into place, so an
+interrupted or failed run leaves either no project or the previous one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opkit.generate.model import ProjectModel
+from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen
+from opkit.generate.resources import template_dir
+from opkit.generate.spec import OpSpec
+
+
+class TargetError(ValueError):
+    """The output directory cannot be used (exists and is not empty, is a file, ...)."""
+
+
+@dataclass(frozen=True)
+class GeneratedProject:
+    path: Path
+    spec: OpSpec
+    msopgen: MsOpGenRun | None = None  # None: the built-in Ascend C tree was written
+    files: tuple[str, ...] = field(default=())
+
+
+def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
+    """The cookiecutter variables that reproduce ``spec`` (cookiecutter-op/cookiecutter.json)."""
+    return {
+        "name": spec.name,
+        "schema": spec.schema,
+        "style": spec.style,
+        "namespace": spec.namespace,
+        "dtypes": ",".join(spec.dtypes),
+        "formats": ",".join(spec.formats),
+        "soc": ",".join(spec.soc),
+        "out_like": spec.out_like,
+        "vendor": spec.vendor,
+    }
+
+
+def check_target(target: Path, *, force: bool) -> None:
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise TargetError(f"{target} exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise TargetError(f"{target} exists and is not empty; use --force to replace it")
+
+
+def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = False, msopgen_mode: str = "auto") -> GeneratedProject:
+    """Write the project for ``spec`` to ``out_dir`` (the project root); nothing is written elsewhere."""
+    target = Path(out_dir).absolute()
+    check_target(target, force=force)
+    executable = find_msopgen(msopgen_mode)  # fails before anything is written
+    model = ProjectModel(spec)
+
+    created_parents = [p for p in reversed(target.parents) if not p.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.opkit-", dir=target.parent))
+    try:
+        rendered = _render(spec, staging)
+        run = None
+        if executable is not None:
+            ascend_c = rendered / model.op_type
+            shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
+            run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
+        files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
+        _move_into_place(rendered, target, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for parent in reversed(created_parents):
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    return GeneratedProject(target, spec, run, files)
+
+
+def _render(spec: OpSpec, staging: Path) -> Path:
+    from cookiecutter.main import cookiecutter
+
+    # cookiecutter keeps a replay file and clones under the user's home; keep both inside staging.
+    config = {"replay_dir": str(staging / ".replay"), "cookiecutters_dir": str(staging / ".cookiecutters")}
+    out = staging / "out"
+    path = cookiecutter(
+        str(template_dir()),
+        no_input=True,
+        extra_context=cookiecutter_context(spec),
+        output_dir=str(out),
+        default_config=config,
+    )
+    return Path(path)
+
+
+def _move_into_place(rendered: Path, target: Path, staging: Path) -> None:
+    """Rename the rendered tree onto ``target``; an existing target (``--force``) is swapped out first."""
+    if target.exists():
+        old = staging / "previous"
+        os.rename(target, old)
+        try:
+            os.rename(rendered, target)
+        except OSError:
+            os.rename(old, target)
+            raise
+    else:
+        os.rename(rendered, target)

@@ -1,0 +1,90 @@
+"""Bad input ends with one clear message and exit 2, with nothing written; writes are atomic."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from opkit.generate import make_spec
+from opkit.generate import project as project_module
+
+BAD = [
+    (["class"], "Python keyword"),
+    (["template"], "C++ keyword"),
+    (["../evil"], "path separator"),
+    (["a/b"], "path separator"),
+    (["..", "--schema", "x(Tensor x) -> Tensor"], "'..'"),
+    (["2fast"], "not an identifier"),
+    (["my_op", "--schema", "my_op(Tensor x, int class) -> Tensor"], "Python keyword"),
+    (["my_op", "--schema", "my_op(Tensor x, int workspace) -> Tensor"], "reserved"),
+    (["my_op", "--schema", "my_op(Tensor x"], "bad schema"),
+    (["my_op", "--schema", "other(Tensor x) -> Tensor"], "names the op 'other'"),
+    (["my_op", "--schema", "my_op(Tensor(a!) x) -> Tensor(a!)"], "must not return a mutated input"),
+    (["my_op", "--schema", "my_op(Tensor x, Scalar s) -> Tensor"], "no msOpGen attr type"),
+    (["my_op", "--inplace", "--schema", "my_op(Tensor x) -> Tensor"], "mutates no argument"),
+    (["my_op", "--soc", "ascend910b"], "first-generation"),
+    (["my_op", "--dtypes", "FP16"], "unknown msOpGen dtype"),
+    (["my_op", "--vendor", "customize"], "overwrite"),
+    (["my_op", "--namespace", "mylib"], "'npu' namespace"),
+    (["my_op", "--out-like", "nope"], "--out-like"),
+    (["my_op", "--msopgen", "/nonexistent/msopgen"], "no executable"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, run_opkit, args, message):
+    out_dir = tmp_path / "out" / "project"
+    code, output = run_opkit("new", *args, "-o", str(out_dir), "--no-verify")
+    assert code == 2
+    assert message in output
+    assert len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_existing_target_needs_force(tmp_path, run_opkit):
+    target = tmp_path / "proj"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin")
+    assert code == 2 and "--force" in output
+    assert os.listdir(target) == ["keep.txt"]
+    assert os.listdir(tmp_path) == ["proj"]
+
+    code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin", "--force")
+    assert code == 0, output
+    assert not (target / "keep.txt").exists() and (target / "opkit.json").is_file()
+    assert os.listdir(tmp_path) == ["proj"]  # the staging directory is gone
+
+
+def test_empty_existing_target_is_used(tmp_path, run_opkit):
+    (tmp_path / "proj").mkdir()
+    code, output = run_opkit("new", "my_op", "-o", str(tmp_path / "proj"), "--no-verify", "--msopgen", "builtin")
+    assert code == 0, output
+
+
+def test_interrupted_run_leaves_nothing(tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(project_module, "_move_into_place", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        project_module.generate_project(make_spec("my_op"), tmp_path / "a" / "b", msopgen_mode="builtin")
+    assert os.listdir(tmp_path) == []
+
+
+def test_opkit_new_does_not_import_torch(tmp_path):
+    code = (
+        "import sys\n"
+        "from opkit.cli import main\n"
+        "try:\n"
+        f"    main(['new', 'my_op', '-o', {str(tmp_path / 'p')!r}, '--no-verify', '--msopgen', 'builtin'])\n"
+        "except SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+    assert (tmp_path / "p" / "opkit.json").is_file()

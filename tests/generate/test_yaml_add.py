@@ -1,0 +1,74 @@
+"""`opkit yaml add` on a copy of the real op_plugin_functions.yaml: only the new lines change."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+
+import yaml
+
+
+def _added_lines(before: str, after: str) -> list[str]:
+    """The diff must be pure insertions; return the inserted lines."""
+    added = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before.splitlines(keepends=True), after.splitlines(keepends=True), autojunk=False).get_opcodes():
+        assert tag in ("equal", "insert"), f"{tag} at line {i1 + 1}"
+        added += after.splitlines()[j1:j2] if tag == "insert" else []
+    return added
+
+
+def test_add_changes_only_the_added_lines(generate, corpus_yaml, tmp_path, run_opkit):
+    project = generate("my_op", schema="my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor")
+    target = tmp_path / "op_plugin_functions.yaml"
+    shutil.copyfile(corpus_yaml, target)
+    before = target.read_text()
+
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(project), "--check")
+    assert code == 1 and "would add" in out
+    assert target.read_text() == before
+
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(project))
+    assert code == 0, out
+    after = target.read_text()
+    added = _added_lines(before, after)
+    assert [line for line in added if line.strip()] == [
+        "  - func: my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor",
+        "    op_api: all_version",
+        "    gen_opapi:",
+        "      out:",
+        "        size: x",
+        "        dtype: x",
+        "      exec: aclnnMyOp",
+    ]
+    data = yaml.safe_load(after)
+    fragment = yaml.safe_load((project / "op_plugin" / "op_plugin_functions.yaml").read_text())
+    assert data["custom"][-1] == fragment["custom"][0]
+    assert sum(len(data[s]) for s in ("official", "autograd", "custom", "symint", "quant")) == 1515
+
+    # a second run changes nothing
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(project))
+    assert code == 0 and "already present" in out
+    assert target.read_text() == after
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(project), "--check")
+    assert code == 0
+
+
+def test_conflicting_duplicate_func_is_refused(generate, corpus_yaml, tmp_path, run_opkit):
+    target = tmp_path / "op_plugin_functions.yaml"
+    shutil.copyfile(corpus_yaml, target)
+    before = target.read_text()
+    # the real file's custom: section already declares this func, with other fields
+    project = generate("npu_gather_backward", schema="npu_gather_backward(Tensor grad, SymInt[] self_size, int dim, Tensor index, bool sparse_grad) -> Tensor", out_like="grad")
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(project))
+    assert code == 2
+    assert "already declared in 'custom:'" in out
+    assert target.read_text() == before
+
+
+def test_bad_fragment_is_refused(tmp_path, corpus_yaml, run_opkit):
+    target = tmp_path / "op_plugin_functions.yaml"
+    shutil.copyfile(corpus_yaml, target)
+    fragment = tmp_path / "fragment.yaml"
+    fragment.write_text("custom:\n  - func: my_op(Tensor x\n")
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(fragment))
+    assert code == 2 and "func does not parse" in out
