@@ -27,7 +27,7 @@ def _fail(message: str) -> None:
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
-@click.option("--force", is_flag=True, help="Replace an existing non-empty project directory.")
+@click.option("--force", is_flag=True, help="Regenerate into an existing project: generated files are rewritten, your other files kept, your edits to generated files saved under .opkit/previous/.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
 def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
@@ -46,6 +46,8 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
     click.echo(f"created {project.path} ({len(project.files)} files): {spec.schema}")
+    if project.kept:
+        click.echo(f"kept {len(project.kept)} of your files: {', '.join(project.kept)}")
     if project.msopgen is not None:
         click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
         if project.msopgen.output:

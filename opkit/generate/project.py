@@ -28,6 +28,7 @@ class GeneratedProject:
     spec: OpSpec
     msopgen: MsOpGenRun | None = None  # None: the built-in Ascend C tree was written
     files: tuple[str, ...] = field(default=())
+    kept: tuple[str, ...] = field(default=())  # --force: the user's files carried into the new project
 
 
 def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
@@ -49,7 +50,7 @@ def check_target(target: Path, *, force: bool) -> None:
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise TargetError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
-        raise TargetError(f"{target} exists and is not empty; use --force to replace it")
+        raise TargetError(f"{target} exists and is not empty; use --force to regenerate it (your other files are kept)")
 
 
 def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = False, msopgen_mode: str = "auto") -> GeneratedProject:
@@ -70,7 +71,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
             run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
         files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
-        _move_into_place(rendered, target, staging)
+        kept = _move_into_place(rendered, target, staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for parent in reversed(created_parents):
@@ -80,7 +81,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
                 break
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    return GeneratedProject(target, spec, run, files)
+    return GeneratedProject(target, spec, run, files, kept)
 
 
 def _render(spec: OpSpec, staging: Path) -> Path:
@@ -99,15 +100,44 @@ def _render(spec: OpSpec, staging: Path) -> Path:
     return Path(path)
 
 
-def _move_into_place(rendered: Path, target: Path, staging: Path) -> None:
-    """Rename the rendered tree onto ``target``; an existing target (``--force``) is swapped out first."""
-    if target.exists():
-        old = staging / "previous"
-        os.rename(target, old)
-        try:
-            os.rename(rendered, target)
-        except OSError:
-            os.rename(old, target)
-            raise
-    else:
+def _move_into_place(rendered: Path, target: Path, staging: Path) -> tuple[str, ...]:
+    """Rename the rendered tree onto ``target``; an existing target (``--force``) is swapped out first.
+
+    Nothing of the user's is lost: files opkit does not generate (a ``reference.py``, build outputs)
+    are carried into the new tree, and generated files the user had changed are kept under
+    ``.opkit/previous/``. Returns the paths so kept.
+    """
+    if not target.exists():
         os.rename(rendered, target)
+        return ()
+    kept = _carry_over(target, rendered)
+    old = staging / "previous"
+    os.rename(target, old)
+    try:
+        os.rename(rendered, target)
+    except OSError:
+        os.rename(old, target)
+        raise
+    return kept
+
+
+PREVIOUS_DIR = Path(".opkit") / "previous"
+
+
+def _carry_over(old: Path, rendered: Path) -> tuple[str, ...]:
+    """Copy the old project's user files into the new tree before the swap (copies: the old tree stays intact)."""
+    kept: list[str] = []
+    for path in sorted(old.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        rel = path.relative_to(old)
+        dest = rendered / rel
+        generated = dest.exists() or dest.is_symlink() or any(p.is_file() for p in dest.parents if rendered in p.parents)
+        if generated:
+            if dest.is_file() and path.is_file() and dest.read_bytes() == path.read_bytes():
+                continue  # regenerated unchanged
+            dest = rendered / PREVIOUS_DIR / rel  # a generated file the user had edited: keep their version
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest, follow_symlinks=False)
+        kept.append(str(dest.relative_to(rendered)))
+    return tuple(kept)

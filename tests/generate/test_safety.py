@@ -55,8 +55,27 @@ def test_existing_target_needs_force(tmp_path, run_opkit):
 
     code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin", "--force")
     assert code == 0, output
-    assert not (target / "keep.txt").exists() and (target / "opkit.json").is_file()
+    assert (target / "keep.txt").read_text() == "mine" and (target / "opkit.json").is_file()
+    assert "kept 1 of your files: keep.txt" in output
     assert os.listdir(tmp_path) == ["proj"]  # the staging directory is gone
+
+
+def test_force_keeps_user_files_and_saves_edited_generated_files(tmp_path, run_opkit):
+    target = tmp_path / "proj"
+    args = ("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin")
+    assert run_opkit(*args)[0] == 0
+    (target / "reference.py").write_text("def my_op(x):\n    return x\n")
+    kernel = target / "MyOp" / "op_kernel" / "my_op.cpp"
+    kernel.write_text(kernel.read_text() + "// my kernel body\n")
+    untouched = (target / "opkit.json").read_text()
+
+    code, output = run_opkit(*args, "--force")
+    assert code == 0, output
+    assert (target / "reference.py").read_text() == "def my_op(x):\n    return x\n"
+    assert "// my kernel body" not in kernel.read_text()  # regenerated
+    assert (target / ".opkit" / "previous" / "MyOp" / "op_kernel" / "my_op.cpp").read_text().endswith("// my kernel body\n")
+    assert (target / "opkit.json").read_text() == untouched
+    assert not (target / ".opkit" / "previous" / "opkit.json").exists()  # unchanged files are not backed up
 
 
 def test_empty_existing_target_is_used(tmp_path, run_opkit):
