@@ -1,0 +1,108 @@
+"""Run by hand: ``python benchmarks/bench_verify.py [--rounds 5] [--ops 20] [--no-opcheck]``.
+
+1. Overhead: ``check_graph_entry(op, args)`` against a bare script doing the same
+   ``torch.compile(backend="aot_eager", fullgraph=True, dynamic=False)`` call twice under
+   ``torch.no_grad()``, in one run, on fresh ops each round (no cache reuse on either side).
+   Target: check / bare - 1 < 30%.
+2. Per-op cost when many ops are verified in one process.
+
+Both sides compile a new code object per round (Dynamo caches per code object), and both are warmed
+once first so that one-time imports are not charged to either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import types
+
+import torch
+from torch.library import Library
+
+from opkit.verify import check_graph_entry
+
+NS = "opkit_bench"
+_lib = Library(NS, "FRAGMENT")
+_meta = Library(NS, "IMPL", "Meta")
+_cpu = Library(NS, "IMPL", "CPU")
+_count = 0
+
+
+def fresh_op():
+    """A new out-of-place op with a Meta function and a CPU kernel."""
+    global _count
+    _count += 1
+    name = f"op{_count}"
+    _lib.define(f"{name}(Tensor x, Tensor y, float alpha) -> Tensor")
+    _cpu.impl(name, lambda x, y, alpha: x + alpha * y)
+    _meta.impl(name, lambda x, y, alpha: torch.empty_like(x))
+    return getattr(getattr(torch.ops, NS), name).default
+
+
+def fresh_entry(op):
+    def entry(*args):
+        return op(*args)
+
+    return types.FunctionType(entry.__code__.replace(), entry.__globals__, "entry", None, entry.__closure__)
+
+
+def args():
+    return torch.randn(64, 64), torch.randn(64, 64), 0.5
+
+
+def bare_compile(op) -> float:
+    """What a user would write: compile, call (capture), call (replay)."""
+    start = time.perf_counter()
+    with torch.no_grad():
+        compiled = torch.compile(fresh_entry(op), backend="aot_eager", fullgraph=True, dynamic=False)
+        compiled(*args())
+        compiled(*args())
+    return time.perf_counter() - start
+
+
+def checked(op, opcheck: bool) -> float:
+    start = time.perf_counter()
+    report = check_graph_entry(op, args(), backend="aot_eager", opcheck=opcheck)
+    elapsed = time.perf_counter() - start
+    assert report.ok, str(report)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ops", type=int, default=20)
+    parser.add_argument("--no-opcheck", action="store_true", help="leave torch.library.opcheck out of the check")
+    ns = parser.parse_args()
+    opcheck = not ns.no_opcheck
+
+    bare_compile(fresh_op())  # warm both paths: imports and first-use costs belong to neither
+    checked(fresh_op(), opcheck)
+
+    bare, check, check_no_opcheck = [], [], []
+    for _ in range(ns.rounds):  # interleaved, so drift in machine load hits both sides alike
+        bare.append(bare_compile(fresh_op()))
+        check.append(checked(fresh_op(), opcheck))
+        check_no_opcheck.append(checked(fresh_op(), False))
+    b, c, c0 = statistics.median(bare), statistics.median(check), statistics.median(check_no_opcheck)
+    print(f"torch {torch.__version__}, {ns.rounds} rounds, medians")
+    print(f"bare torch.compile (compile + capture + replay): {b * 1000:8.1f} ms")
+    print(f"check_graph_entry (all checks{'' if opcheck else ', no opcheck'}):       {c * 1000:8.1f} ms   ratio {c / b:.2f}  overhead {100 * (c / b - 1):+.0f}%")
+    print(f"check_graph_entry (no opcheck):                   {c0 * 1000:8.1f} ms   ratio {c0 / b:.2f}  overhead {100 * (c0 / b - 1):+.0f}%")
+
+    per_op = []
+    start = time.perf_counter()
+    for _ in range(ns.ops):
+        per_op.append(checked(fresh_op(), opcheck))
+    total = time.perf_counter() - start
+    half = len(per_op) // 2
+    print(
+        f"{ns.ops} ops verified in one process: {total:.2f} s total, {1000 * total / ns.ops:.1f} ms per op "
+        f"(first half median {1000 * statistics.median(per_op[:half]):.1f} ms, "
+        f"second half {1000 * statistics.median(per_op[half:]):.1f} ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()

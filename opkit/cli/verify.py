@@ -1,0 +1,116 @@
+"""`opkit verify` and `opkit doctor`. torch is imported inside the commands, never at import time."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from opkit.verify.report import format_report
+
+BACKEND_CHOICES = ["auto", "npugraph_ex", "aot_eager", "inductor", "eager"]
+
+
+def _load_files(paths: tuple[str, ...]) -> None:
+    """Import user files that register ops (schema, Meta, kernels) before --op is looked up."""
+    import importlib.util
+
+    for i, path in enumerate(paths):
+        spec = importlib.util.spec_from_file_location(f"opkit_verify_load_{i}", path)
+        if spec is None or spec.loader is None:
+            raise click.UsageError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+
+
+def _resolve_op(qualname: str):
+    import torch
+
+    ns, sep, name = qualname.partition("::")
+    if not sep or not ns or not name:
+        raise click.UsageError(f"--op takes ns::name, got {qualname!r}")
+    name, _, overload = name.partition(".")
+    packet = getattr(getattr(torch.ops, ns), name, None)
+    if packet is None:
+        raise click.UsageError(f"{qualname} is not registered; --load the file that defines it")
+    return getattr(packet, overload or "default")
+
+
+def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
+    import torch
+
+    if expression is None:
+        from opkit.signature import Dialect, parse_schema
+        from opkit.verify.project import sample_arguments
+
+        return sample_arguments(parse_schema(str(op._schema), Dialect.TORCH_LIBRARY))
+    try:
+        value = eval(expression, {"torch": torch, "__builtins__": __builtins__})  # the user's own command line
+    except Exception as exc:
+        raise click.UsageError(f"--example does not evaluate: {type(exc).__name__}: {exc}") from None
+    if isinstance(value, dict):
+        return (), value
+    return (value if isinstance(value, tuple) else (value,)), {}
+
+
+@click.command("verify")
+@click.argument("project_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--op", "op_name", metavar="NS::NAME", help="Check a registered op instead of a project.")
+@click.option(
+    "--example",
+    metavar="EXPR",
+    help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0". '
+    "Default: sample inputs from the schema.",
+)
+@click.option("--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Python file registering the op (repeatable).")
+@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True, help="auto: npugraph_ex on an NPU, else aot_eager.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--show-graph", is_flag=True, help="Print the captured graph (after functionalization when visible).")
+def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph) -> None:
+    """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
+
+    On an NPU with torch_npu the backend is npugraph_ex. Elsewhere the same front half (Dynamo and
+    AOTAutograd functionalization) runs on CPU, with torch_npu's registration emulated for a project.
+
+    Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
+    """
+    if bool(project_dir) == bool(op_name):
+        raise click.UsageError("give PROJECT_DIR or --op NS::NAME (one of them)")
+    from opkit.verify.project import ProjectError
+
+    try:
+        if project_dir:
+            from opkit.verify.project import verify_project
+
+            report = verify_project(project_dir, backend=backend)
+        else:
+            from opkit.verify.check import check_graph_entry
+
+            _load_files(load_files)
+            op = _resolve_op(op_name)
+            args, kwargs = _example_args(example, op)
+            report = check_graph_entry(op, args, kwargs, backend=backend)
+    except (ProjectError, ValueError) as exc:
+        click.echo(f"opkit verify: {exc}", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        click.echo(report.to_json())
+    else:
+        click.echo(format_report(report, show_graph=show_graph))
+    sys.exit(0 if report.ok else 1)
+
+
+@click.command("doctor")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def doctor_command(fmt: str) -> None:
+    """torch, torch_npu, CANN and msopgen versions and paths, NPU and SoC, and the known traps.
+
+    Always exits 0 unless a check is a hard failure (exit 1); it never crashes.
+    """
+    from opkit.verify.doctor import diagnose_environment
+
+    report = diagnose_environment()
+    click.echo(json.dumps(report.to_dict(), indent=2) if fmt == "json" else str(report))
+    sys.exit(0 if report.ok else 1)

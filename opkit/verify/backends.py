@@ -1,0 +1,127 @@
+"""Compile backends, each wrapped so that the graphs it is given can be inspected afterwards.
+
+A backend here is one small function: it receives a ``GraphCapture`` and returns the callable handed to
+``torch.compile(backend=...)``. Every wrapper records Dynamo's FX graph; those that run AOTAutograd
+in-process also record the graph after functionalization (where ``auto_functionalized`` appears).
+Adding a backend is one decorated function.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from opkit.verify.device import npu_unavailable_reason
+
+
+@dataclass
+class GraphCapture:
+    """What one ``torch.compile`` saw: mutable while compiling, read by the checks afterwards."""
+
+    dynamo_graphs: list = field(default_factory=list)  # torch.fx.GraphModule, one per Dynamo graph
+    aot_graphs: list = field(default_factory=list)  # forward graphs after AOTAutograd functionalization
+    backend_compile_s: float = 0.0
+    compiled: int = 0  # backend calls that returned a compiled callable
+
+    def timed(self, compile_fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        """Wrap a Dynamo backend: record the graph, time the compile, count successes."""
+
+        def backend(gm, example_inputs):
+            self.dynamo_graphs.append(gm)
+            start = time.perf_counter()
+            try:
+                compiled = compile_fn(gm, example_inputs)
+            finally:
+                self.backend_compile_s += time.perf_counter() - start
+            self.compiled += 1
+            return compiled
+
+        return backend
+
+    def record_aot(self, gm, example_inputs=None):
+        self.aot_graphs.append(gm)
+        return gm
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    make: Callable[[GraphCapture], Callable]
+    device: str  # where its inputs must live
+    sees_aot_graph: bool  # whether the functionalized graph is recorded (else only Dynamo's)
+    unavailable: Callable[[], str | None] = lambda: None  # None when usable, else why not
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def backend(name: str, *, device: str = "cpu", sees_aot_graph: bool, unavailable: Callable[[], str | None] = lambda: None):
+    """Register ``make(capture) -> dynamo backend`` under ``name``."""
+
+    def register(make: Callable[[GraphCapture], Callable]) -> Callable[[GraphCapture], Callable]:
+        BACKENDS[name] = Backend(name, make, device, sees_aot_graph, unavailable)
+        return make
+
+    return register
+
+
+@backend("aot_eager", sees_aot_graph=True)
+def _aot_eager(capture: GraphCapture) -> Callable:
+    # The front half npugraph_ex shares: Dynamo, then AOTAutograd functionalization, then the graph runs eagerly.
+    from torch._dynamo.backends.common import aot_autograd
+
+    return capture.timed(aot_autograd(fw_compiler=capture.record_aot))
+
+
+@backend("eager", sees_aot_graph=False)
+def _eager(capture: GraphCapture) -> Callable:
+    # Dynamo only: a baseline. It cannot see functionalization failures (graph-entry.md).
+    return capture.timed(lambda gm, example_inputs: gm.forward)
+
+
+@backend("inductor", sees_aot_graph=True)
+def _inductor(capture: GraphCapture) -> Callable:
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    # The inner graph is recorded when Inductor compiles it; a warm FX-graph cache skips this call.
+    def inner(gm, example_inputs, **kwargs):
+        capture.record_aot(gm)
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+    return capture.timed(lambda gm, example_inputs: compile_fx(gm, example_inputs, inner_compile=inner))
+
+
+def _npugraph_ex_unavailable() -> str | None:
+    reason = npu_unavailable_reason()
+    return None if reason is None else f"npugraph_ex needs an Ascend NPU: {reason}"
+
+
+@backend("npugraph_ex", device="npu", sees_aot_graph=False, unavailable=_npugraph_ex_unavailable)
+def _npugraph_ex(capture: GraphCapture) -> Callable:
+    # `import torch_npu` registers "npugraph_ex" with Dynamo (torch_npu/dynamo/__init__.py:
+    # _register_npu_backend(_get_npugraph_ex_backend(), "npugraph_ex")); it runs TorchAir's own
+    # AOTAutograd, passes and aclgraph capture, so only Dynamo's graph is visible from here.
+    import torch._dynamo
+    import torch_npu  # noqa: F401
+
+    return capture.timed(torch._dynamo.lookup_backend("npugraph_ex"))
+
+
+def resolve_backend(name: str) -> Backend:
+    """``auto`` → npugraph_ex on an NPU, else aot_eager. Raises ValueError for unknown or unusable names."""
+    if name == "auto":
+        name = "npugraph_ex" if BACKENDS["npugraph_ex"].unavailable() is None else "aot_eager"
+    try:
+        chosen = BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; choose one of: auto, {', '.join(sorted(BACKENDS))}") from None
+    reason = chosen.unavailable()
+    if reason is not None:
+        raise ValueError(reason)
+    return chosen
+
+
+def backend_names() -> list[str]:
+    return ["auto", *sorted(BACKENDS)]

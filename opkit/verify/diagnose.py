@@ -1,0 +1,167 @@
+"""Turn what torch raised while compiling into a stage, a plain message and the next action.
+
+The stage is where the root cause lies, which is not always where it surfaced: a missing Meta function
+surfaces while Dynamo traces with fake tensors, but the fix is a registration. Next actions follow the
+seed knowledge base's diagnosis guide (problem class → evidence → likely cause → smallest next step).
+"""
+
+from __future__ import annotations
+
+import re
+
+from opkit import naming
+from opkit.verify.report import GraphBreak, Problem, Stage
+
+_USER_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_DEBUG_OP_RE = re.compile(r"(?:unsupported operator:|TypeError|failed while attempting to run meta for)\s+([A-Za-z_][\w]*\.[\w.]+?)(?:[:\s]|$)")
+
+BACKEND_NEXT_ACTION = {
+    "npugraph_ex": (
+        "aot_eager passes the front half, so this is the TorchAir/aclgraph layer: read TorchAir "
+        "docs/zh/appendix/cases/graph_failed_cases.md and rerun with the npugraph_ex debug logs "
+        "(docs/zh/npugraph_ex/dfx/debug_save.md) to find the failing pass"
+    ),
+    "inductor": "the Inductor code generator failed: rerun with TORCH_LOGS=output_code and read the first error",
+}
+
+
+def user_location(text: str) -> str | None:
+    """The innermost user frame Dynamo printed under "from user code:"."""
+    section = text.split("from user code:", 1)[-1]
+    frames = list(_USER_FRAME_RE.finditer(section))
+    if not frames:
+        return None
+    f = frames[-1]
+    return f"{f['file']}:{f['line']} in {f['func']}"
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+
+
+def _op_from_text(text: str, fallback: str | None) -> str | None:
+    m = _DEBUG_OP_RE.search(text)
+    if m is None:
+        return fallback
+    ns, _, rest = m.group(1).partition(".")
+    return f"{ns}::{rest.split('.')[0]}"
+
+
+def _meta_name(op: str | None) -> str:
+    return naming.meta_function_name(op.split("::")[-1]) if op else "the Meta function"
+
+
+def dynamo_failure(exc: BaseException, *, sole_op: str | None, schema_params: dict[str, str]) -> tuple[Problem, GraphBreak]:
+    """A fullgraph=True tracing failure: every one is a graph break; some have a registration cause."""
+    text = str(exc)
+    cause = exc.__cause__
+    op = _op_from_text(text, sole_op)
+    location = user_location(text)
+    brk = GraphBreak(reason=_break_reason(text), location=location)
+    lowered = text.lower()
+    if "does not support running with fake tensors" in lowered or type(cause).__name__ == "UnsupportedOperatorException":
+        problem = Problem(
+            Stage.REGISTRATION,
+            "missing_meta",
+            f"no Meta/fake function is registered for {op or 'a custom op'}, so Dynamo cannot trace it with fake tensors",
+            "register it before torch.compile runs: op-plugin style `m = Library(\"npu\", \"IMPL\", \"Meta\")` + "
+            f"`@impl(m, \"{(op or 'my_op').split('::')[-1]}\")`, custom_op style `@<op>.register_fake`",
+            op,
+            text,
+        )
+    elif "typeerror when making fake tensor call" in lowered or isinstance(cause, TypeError):
+        params = schema_params.get(op or "", "")
+        want = f" ({params})" if params else ""
+        problem = Problem(
+            Stage.REGISTRATION,
+            "meta_signature",
+            f"{_meta_name(op)} does not accept the schema's arguments: {cause or first_line(text)}",
+            f"make {_meta_name(op)} take exactly the schema's parameters, in schema order{want}",
+            op,
+            text,
+        )
+    elif any(
+        s in lowered
+        for s in ("data-dependent", "data dependent", "tensor.item()", "dynamic shape operator", "capture_scalar_outputs", "tolist")
+    ):
+        problem = Problem(
+            Stage.DYNAMO,
+            "data_dependent",
+            "a value computed on the device is read back on the host (.item(), .tolist(), or a data-dependent shape), "
+            "which breaks the graph and forces a device sync",
+            "keep the value a tensor (use torch.where/masking instead of Python control flow on it), or move that "
+            "logic outside the compiled region; npugraph_ex needs static shapes",
+            None,
+            text,
+        )
+    else:
+        problem = Problem(
+            Stage.DYNAMO,
+            "graph_break",
+            f"Dynamo could not trace the model in one graph: {first_line(text)}",
+            "run torch._dynamo.explain(fn)(*args) and fix the first break at the location shown",
+            op,
+            text,
+        )
+    return problem, brk
+
+
+def _break_reason(text: str) -> str:
+    reason = first_line(text)
+    m = re.search(r"Developer debug context:\s*(.+)", text)
+    return f"{reason} ({m.group(1).strip()})" if m else reason
+
+
+_ALIAS_OUTPUT = "output has alias annotations"
+
+
+def compile_failure(
+    exc: BaseException, *, backend: str, reached_aot_graph: bool, sees_aot_graph: bool, sole_op: str | None
+) -> Problem:
+    """A failure after Dynamo produced its graph: AOT functionalization, or the backend itself."""
+    inner = getattr(exc, "inner_exception", None) or exc
+    text = str(inner)
+    if _ALIAS_OUTPUT in text:
+        m = re.search(r"operator whose output has alias annotations: ([\w:.]+)\(", text)
+        op = m.group(1).split(".")[0] if m else sole_op
+        return Problem(
+            Stage.AOT_FUNCTIONALIZATION,
+            "returns_mutated_input",
+            f"{op} returns an input it mutates (a '-> Tensor(a!)' return); AOTAutograd cannot functionalize a custom "
+            "op whose output aliases an input, although Dynamo alone traces it",
+            "do not return the mutated argument: declare the op '-> ()' (or return only fresh tensors) and read the "
+            "result from the mutated input; the Meta function must then return None or fresh tensors",
+            op,
+            text,
+        )
+    if sees_aot_graph and not reached_aot_graph or "functionaliz" in text.lower():
+        return Problem(
+            Stage.AOT_FUNCTIONALIZATION,
+            "functionalization",
+            f"AOTAutograd could not functionalize the graph: {first_line(text)}",
+            "check the schema's alias annotations: every mutated tensor is 'Tensor(a!)', no return aliases an input, "
+            "and torch.library.opcheck(op, args) passes",
+            sole_op,
+            text,
+        )
+    return Problem(
+        Stage.BACKEND,
+        "backend_compile",
+        f"backend {backend} failed to compile the captured graph: {first_line(text)}",
+        BACKEND_NEXT_ACTION.get(backend, "rerun with backend='aot_eager' to confirm the front half passes, then read the backend's error"),
+        sole_op,
+        text,
+    )
+
+
+def runtime_failure(exc: BaseException, *, backend: str, sole_op: str | None) -> Problem:
+    """The graph compiled but failed when it ran (capture or replay)."""
+    return Problem(
+        Stage.BACKEND,
+        "graph_run",
+        f"the graph compiled by {backend} failed when called: {type(exc).__name__}: {first_line(str(exc))}",
+        "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
+        "dtypes, and that mutated inputs are declared Tensor(a!))",
+        sole_op,
+        str(exc),
+    )

@@ -1,0 +1,235 @@
+"""``opkit doctor``: what is installed, whether an NPU is usable, and the known traps. Never crashes.
+
+torch itself is probed in a child process: with torch_npu installed and CANN missing, ``import torch``
+fails (torch auto-loads device backends), and a broken CANN can even abort the interpreter; a child
+process turns either into a finding. A second probe with ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` tells
+that trap apart from a broken torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+CANN_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
+CANN_DEFAULT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
+
+_PROBE = r"""
+import json, sys
+info = {}
+import torch
+info["torch"] = torch.__version__
+info["torch_path"] = torch.__file__
+try:
+    import torch_npu
+    info["torch_npu"] = getattr(torch_npu, "__version__", "?")
+    info["npu_available"] = bool(torch.npu.is_available())
+    info["npu_count"] = torch.npu.device_count() if info["npu_available"] else 0
+    if info["npu_count"]:
+        info["soc"] = torch.npu.get_device_name(0)
+    import torch._dynamo
+    info["npugraph_ex_backend"] = "npugraph_ex" in torch._dynamo.list_backends(exclude_tags=())
+except ImportError as e:
+    info["torch_npu_error"] = f"{type(e).__name__}: {e}"
+except Exception as e:
+    info["torch_npu_error"] = f"{type(e).__name__}: {e}"
+print("OPKIT_PROBE" + json.dumps(info))
+"""
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str
+    status: str  # "ok", "info", "warn" or "fail"
+    detail: str
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.status == "fail" for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "findings": [f.__dict__ for f in self.findings]}
+
+    def __str__(self) -> str:
+        mark = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
+        return "\n".join(f"[{mark.get(f.status, f.status)}] {f.name}: {f.detail}" for f in self.findings)
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+    except Exception:
+        return None
+
+
+def _probe(env_overrides: dict[str, str] | None = None, timeout: float = 120.0) -> tuple[dict | None, str]:
+    env = dict(os.environ, **(env_overrides or {}))
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    for line in proc.stdout.splitlines():
+        if line.startswith("OPKIT_PROBE"):
+            return json.loads(line[len("OPKIT_PROBE") :]), ""
+    tail = (proc.stderr or proc.stdout).strip().splitlines()
+    return None, f"exit {proc.returncode}: {tail[-1] if tail else 'no output'}"
+
+
+def _base_version(version: str) -> str:
+    return version.split("+", 1)[0].split(".post", 1)[0].split("rc", 1)[0]
+
+
+def _cann_root() -> Path | None:
+    for var in CANN_ENV_VARS[:2]:
+        value = os.environ.get(var)
+        if value and Path(value).is_dir():
+            return Path(value)
+    return next((Path(p) for p in CANN_DEFAULT_ROOTS if Path(p).is_dir()), None)
+
+
+def _cann_version(root: Path) -> str | None:
+    for rel in ("version.cfg", "ascend_toolkit_install.info", "compiler/version.info", "runtime/version.info"):
+        path = root / rel
+        try:
+            for line in path.read_text(errors="replace").splitlines():
+                if "version" in line.lower() and "=" in line:
+                    return line.split("=", 1)[1].strip().strip("[]\"")
+        except OSError:
+            continue
+    return None
+
+
+def _check(fn, name: str) -> list[Finding]:
+    try:
+        return fn()
+    except Exception as exc:  # the doctor reports, never crashes
+        return [Finding(name, "warn", f"could not check: {type(exc).__name__}: {exc}")]
+
+
+def _packages() -> list[Finding]:
+    torch_v, npu_v = _dist_version("torch"), _dist_version("torch-npu") or _dist_version("torch_npu")
+    out = [
+        Finding("torch (installed)", "ok" if torch_v else "fail", torch_v or "not installed: pip install torch"),
+        Finding(
+            "torch_npu (installed)",
+            "ok" if npu_v else "info",
+            npu_v or "not installed: CPU checks only (npugraph_ex needs torch_npu, CANN and an Ascend NPU)",
+        ),
+    ]
+    if torch_v and npu_v and _base_version(torch_v) != _base_version(npu_v):
+        out.append(
+            Finding(
+                "torch/torch_npu versions",
+                "fail",
+                f"torch {torch_v} with torch_npu {npu_v}: torch_npu wheels match torch one to one "
+                f"(pip install torch-npu=={_base_version(torch_v)})",
+            )
+        )
+    return out
+
+
+def _torch_import() -> list[Finding]:
+    info, error = _probe()
+    out: list[Finding] = []
+    if info is None:
+        retry, _ = _probe({"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+        if retry is not None and _dist_version("torch-npu"):
+            out.append(
+                Finding(
+                    "import torch",
+                    "fail",
+                    f"fails ({error}) but works with TORCH_DEVICE_BACKEND_AUTOLOAD=0: torch auto-loads torch_npu, "
+                    "which needs CANN; source CANN's set_env.sh, or export TORCH_DEVICE_BACKEND_AUTOLOAD=0 "
+                    "(CPU checks only), or uninstall torch-npu",
+                )
+            )
+        else:
+            out.append(Finding("import torch", "fail", error))
+        return out
+    out.append(Finding("import torch", "ok", f"{info['torch']} at {Path(info['torch_path']).parent}"))
+    if "torch_npu_error" in info:
+        out.append(Finding("import torch_npu", "fail" if _dist_version("torch-npu") else "info", info["torch_npu_error"]))
+    elif "torch_npu" in info:
+        out.append(Finding("import torch_npu", "ok", info["torch_npu"]))
+        count = info.get("npu_count", 0)
+        visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+        out.append(
+            Finding(
+                "NPU",
+                "ok" if count else "warn",
+                f"{count} visible" + (f" (ASCEND_RT_VISIBLE_DEVICES={visible})" if visible is not None else ""),
+            )
+        )
+        if info.get("soc"):
+            soc = info["soc"]
+            a2_a3 = any(tag in soc for tag in ("910B", "910_93", "910C", "A2", "A3"))
+            out.append(Finding("SoC", "ok" if a2_a3 else "warn", soc + ("" if a2_a3 else ": npugraph_ex supports Atlas A2/A3 only")))
+        out.append(
+            Finding(
+                "npugraph_ex backend",
+                "ok" if info.get("npugraph_ex_backend") else "warn",
+                "registered with Dynamo" if info.get("npugraph_ex_backend") else "not registered: torch_npu built without TorchAir?",
+            )
+        )
+    return out
+
+
+def _cann() -> list[Finding]:
+    root = _cann_root()
+    if root is None:
+        return [Finding("CANN", "info", "not found (set by CANN's set_env.sh as ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME)")]
+    version = _cann_version(root)
+    return [Finding("CANN", "ok", f"{version or 'version unknown'} at {root}")]
+
+
+def _msopgen() -> list[Finding]:
+    path = shutil.which("msopgen")
+    root = _cann_root()
+    if path is None and root is not None:
+        candidate = root / "python" / "site-packages" / "bin" / "msopgen"
+        path = str(candidate) if candidate.exists() else None
+    return [Finding("msopgen", "ok" if path else "info", path or "not on PATH (comes with the CANN toolkit)")]
+
+
+def _environment_traps() -> list[Finding]:
+    out = []
+    autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD")
+    if autoload is not None:
+        out.append(
+            Finding(
+                "TORCH_DEVICE_BACKEND_AUTOLOAD",
+                "info",
+                f"={autoload}: " + ("torch will not auto-load torch_npu; `import torch_npu` explicitly" if autoload == "0" else "auto-loading on"),
+            )
+        )
+    visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+    if visible and "," in visible:
+        out.append(
+            Finding(
+                "ASCEND_RT_VISIBLE_DEVICES",
+                "info",
+                f"={visible}: npugraph_ex uses one NPU per process; run `pytest -n <devices>` and the opkit plugin "
+                "gives each worker one device",
+            )
+        )
+    return out
+
+
+def diagnose_environment() -> DoctorReport:
+    findings: list[Finding] = [Finding("python", "ok", f"{sys.version.split()[0]} at {sys.executable}")]
+    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_environment_traps, "environment")):
+        findings += _check(fn, name)
+    return DoctorReport(tuple(findings))

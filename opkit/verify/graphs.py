@@ -1,0 +1,96 @@
+"""Read captured FX graphs: where the target ops are, and what npugraph_ex could not capture."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from opkit.verify.report import OpInGraph, UncapturableOp
+
+_FUNCTIONALIZE_WRAPPERS = ("auto_functionalized", "auto_functionalized_v2")
+# Device-to-host reads: a sync on the NPU stream, which aclgraph capture forbids.
+_CPU_SYNC_OPS = frozenset({"aten::_local_scalar_dense", "aten::item", "aten::_assert_async", "aten::equal", "aten::is_nonzero"})
+
+
+def op_qualname(op) -> str | None:
+    """``ns::name`` for an OpOverload, OpOverloadPacket or CustomOpDef; None for anything else."""
+    qualname = getattr(op, "_qualname", None)  # CustomOpDef
+    if isinstance(qualname, str):
+        return qualname
+    schema = getattr(op, "_schema", None)
+    if schema is not None:
+        return schema.name
+    qualified = getattr(op, "_qualified_op_name", None)  # OpOverloadPacket
+    return qualified if isinstance(qualified, str) else None
+
+
+def _call_nodes(graphs: Iterable) -> Iterator:
+    for gm in graphs:
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                yield node
+        for sub in gm.children():  # nested graphs of higher-order ops
+            if hasattr(sub, "graph"):
+                yield from _call_nodes([sub])
+
+
+def _node_op(node) -> tuple[str | None, str]:
+    """(qualified name of the op the node calls, the form it is called in)."""
+    target = node.target
+    name = getattr(target, "__name__", None) or getattr(target, "name", None)
+    if name in _FUNCTIONALIZE_WRAPPERS and node.args:
+        return op_qualname(node.args[0]), name
+    return op_qualname(target), "direct"
+
+
+def find_ops(target_ops: Iterable[str], aot_graphs: list, dynamo_graphs: list) -> tuple[OpInGraph, ...]:
+    """Each target op's presence, preferring the functionalized graph (what the backend really receives)."""
+    found: list[OpInGraph] = []
+    for op in target_ops:
+        hit = None
+        for label, graphs in (("aot", aot_graphs), ("dynamo", dynamo_graphs)):
+            for node in _call_nodes(graphs):
+                name, form = _node_op(node)
+                if name == op:
+                    hit = OpInGraph(op, True, form, label)
+                    break
+            if hit is not None or graphs:
+                break  # the first graph kind that exists is authoritative
+        found.append(hit or OpInGraph(op, False))
+    return tuple(found)
+
+
+def uncapturable_ops(graphs: list, *, device: str) -> tuple[UncapturableOp, ...]:
+    """Random ops, data-dependent shapes and host syncs: what aclgraph capture & replay cannot hold."""
+    import torch
+
+    seen: dict[str, UncapturableOp] = {}
+    for node in _call_nodes(graphs):
+        target = node.target
+        if not isinstance(target, torch._ops.OpOverload):
+            continue
+        name = target._schema.name
+        tags = set(target.tags)
+        if torch.Tag.nondeterministic_seeded in tags:
+            kind = "random"
+        elif name in _CPU_SYNC_OPS or torch.Tag.data_dependent_output in tags:
+            kind = "cpu_sync"
+        elif torch.Tag.dynamic_output_shape in tags:
+            kind = "data_dependent"
+        elif device != "cpu" and name in ("aten::_to_copy", "aten::to", "aten::copy_") and _to_cpu(node):
+            kind = "cpu_sync"
+        else:
+            continue
+        seen.setdefault(name, UncapturableOp(name, kind))
+    return tuple(seen.values())
+
+
+def _to_cpu(node) -> bool:
+    device = node.kwargs.get("device")
+    return device is not None and str(device) == "cpu"
+
+
+def graph_code(aot_graphs: list, dynamo_graphs: list) -> str | None:
+    graphs = aot_graphs or dynamo_graphs
+    if not graphs:
+        return None
+    return "\n".join(gm.code.strip() for gm in graphs)

@@ -1,0 +1,332 @@
+"""Verify a project ``opkit new`` wrote: register its op as torch_npu would, then check graph entry.
+
+Off-NPU the ``npu`` namespace does not exist, so registration is emulated (graph-entry.md, "Off-NPU
+emulation of the registration path"): the schema is defined from the project's yaml entry, exactly as
+torch_npu's codegen would (``Library("npu", "FRAGMENT").define(func)``); the Meta file is imported
+unchanged; the CPU kernel is the project's ``reference.py`` when it has one, else a stand-in derived
+from the Meta function (and the report says numerics were not checked). On an NPU the op is already
+built into torch_npu and only missing pieces are loaded.
+
+Every registration made here is undone afterwards (unless ``keep_registered``), so that one process
+can verify many projects; the device rename of the custom-op emulation is the one exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opkit import naming
+from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
+from opkit.verify.report import GraphEntryReport, Problem, Stage
+
+SPEC_FILE = "opkit.json"
+YAML_FILE = Path("op_plugin") / "op_plugin_functions.yaml"
+REFERENCE_FILE = "reference.py"
+
+
+class ProjectError(ValueError):
+    """The directory is not an opkit project, or its files cannot be read."""
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    name: str
+    namespace: str
+    style: str  # "op-plugin" or "custom-op"
+    signature: OpSignature  # from the yaml entry when there is one: what torch_npu would register
+    schema_source: str
+    meta_file: Path
+    reference_file: Path | None
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}::{self.name}"
+
+
+def load_project(root: str | Path) -> Project:
+    root = Path(root)
+    spec_path = root / SPEC_FILE
+    try:
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProjectError(f"{root} is not an opkit project: no {SPEC_FILE}") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ProjectError(f"cannot read {spec_path}: {exc}") from None
+    missing = [k for k in ("name", "schema") if not spec.get(k)]
+    if missing:
+        raise ProjectError(f"{spec_path} lacks {', '.join(missing)}")
+    name = spec["name"]
+    style = spec.get("style", "op-plugin")
+    namespace = spec.get("namespace") or "npu"
+    func, source = _yaml_func(root / YAML_FILE, name)
+    text = func or spec["schema"]
+    try:
+        signature = parse_schema(text, Dialect.OP_PLUGIN)
+    except SchemaError:
+        try:
+            signature = parse_schema(text, Dialect.TORCH_LIBRARY)
+        except SchemaError as exc:
+            raise ProjectError(f"schema of {name!r} does not parse: {exc}") from None
+    meta_file = root / "meta" / f"{naming.meta_function_name(name)}.py"
+    if not meta_file.is_file():
+        candidates = sorted((root / "meta").glob("*.py")) if (root / "meta").is_dir() else []
+        if len(candidates) != 1:
+            raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
+        meta_file = candidates[0]
+    reference = root / REFERENCE_FILE
+    return Project(
+        root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None
+    )
+
+
+def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
+    """The ``func:`` of the project's yaml entry for ``name`` (what torch_npu's codegen registers)."""
+    if not path.is_file():
+        return None, ""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ProjectError(f"cannot parse {path}: {exc}") from None
+    for entry in data.get("custom", []) or []:
+        func = entry.get("func") if isinstance(entry, dict) else None
+        if isinstance(func, str) and func.split("(", 1)[0].split(".", 1)[0].strip() == name:
+            return func, str(YAML_FILE)
+    return None, ""
+
+
+# ------------------------------------------------------------------------------------------------
+# Sample inputs from the schema
+# ------------------------------------------------------------------------------------------------
+
+SAMPLE_SHAPE = (4, 8)
+_SCALAR_SAMPLES = {"int": 2, "SymInt": 2, "float": 1.5, "bool": False, "str": "", "Scalar": 1.5}
+
+
+def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu") -> tuple[tuple, dict]:
+    """One plausible call: same-shaped tensors (so elementwise kernels work), schema defaults left out.
+
+    Optional tensors are passed (an absent one exercises less), lists get two elements.
+    """
+    import torch
+
+    dtype = dtype or torch.float32
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+
+    def tensor():
+        return torch.randn(SAMPLE_SHAPE, dtype=dtype, device=device)
+
+    for arg in signature.arguments:
+        if arg.default is not None:
+            continue
+        t = arg.type
+        if t.is_tensor:
+            value: Any = [tensor(), tensor()] if t.is_list else tensor()
+        elif t.base == "ScalarType":
+            value = dtype
+        elif t.base in _SCALAR_SAMPLES:
+            scalar = _SCALAR_SAMPLES[t.base]
+            value = [scalar] * (t.size or 2) if t.is_list else scalar
+        elif t.optional:
+            value = None
+        else:
+            raise ProjectError(f"cannot make a sample for argument {arg} of {signature.name}; pass --example")
+        if arg.kwarg_only:
+            kwargs[arg.name] = value
+        else:
+            args.append(value)
+    return tuple(args), kwargs
+
+
+# ------------------------------------------------------------------------------------------------
+# Registration (emulated off-NPU) and undoing it
+# ------------------------------------------------------------------------------------------------
+
+
+class _Registrations:
+    """Libraries and custom ops created while loading a project, destroyed on exit."""
+
+    def __init__(self) -> None:
+        self.libraries: list = []
+        self.custom_ops: list = []
+        self.modules: list[str] = []
+
+    def adopt_module_globals(self, module) -> None:
+        import torch
+        from torch._library.custom_ops import CustomOpDef
+
+        for value in vars(module).values():
+            if isinstance(value, torch.library.Library):
+                self.libraries.append(value)
+            elif isinstance(value, CustomOpDef):
+                self.custom_ops.append(value)
+
+    def undo(self) -> None:
+        import torch._dynamo
+        from torch._library import custom_ops, simple_registry
+
+        for opdef in self.custom_ops:
+            opdef._lib._destroy()
+            custom_ops.OPDEFS.pop(opdef._qualname, None)
+            simple_registry.singleton._data.pop(opdef._qualname, None)
+        for lib in reversed(self.libraries):
+            lib._destroy()
+        for name in self.modules:
+            sys.modules.pop(name, None)
+        torch._dynamo.reset()  # compiled code may hold the destroyed ops
+
+
+def _import_file(path: Path, registrations: _Registrations):
+    module_name = f"opkit_verify_{path.stem}_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    registrations.modules.append(module_name)
+    spec.loader.exec_module(module)
+    registrations.adopt_module_globals(module)
+    return module
+
+
+def _derived_kernel(op):
+    """A CPU stand-in that runs the op's Meta function and allocates outputs of that shape (zeros)."""
+    import torch
+    from torch.utils._pytree import tree_map_only
+
+    def kernel(*args, **kwargs):
+        meta_args, meta_kwargs = tree_map_only(torch.Tensor, lambda t: t.to("meta"), (args, kwargs))
+        out = op(*meta_args, **meta_kwargs)
+        return tree_map_only(torch.Tensor, lambda m: torch.empty_strided(m.shape, m.stride(), dtype=m.dtype).zero_(), out)
+
+    return kernel
+
+
+@contextlib.contextmanager
+def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, list[str], bool]]:
+    """Register the project's op; yield (op packet, notes, whether the kernel is real)."""
+    import torch
+
+    from opkit.verify.device import emulate_npu_device, npu_available
+
+    notes: list[str] = []
+    regs = _Registrations()
+    on_npu = npu_available()
+    try:
+        ns = getattr(torch.ops, project.namespace)
+        defined = hasattr(ns, project.name)
+        if project.style == "custom-op":
+            note = None if on_npu else emulate_npu_device()
+            if note:
+                notes.append(note)
+        elif not defined:
+            lib = torch.library.Library(project.namespace, "FRAGMENT")
+            regs.libraries.append(lib)
+            lib.define(str(project.signature).split("::", 1)[-1])
+            notes.append(
+                f"schema defined from {project.schema_source} as torch_npu would: "
+                f"Library({project.namespace!r}, 'FRAGMENT').define({str(project.signature)!r})"
+            )
+        if not (defined and on_npu):
+            try:
+                _import_file(project.meta_file, regs)
+            except Exception as exc:
+                raise _LoadFailure(
+                    Problem(
+                        Stage.REGISTRATION,
+                        "meta_import",
+                        f"{project.meta_file.name} fails to import: {type(exc).__name__}: {exc}",
+                        "run `python " + str(project.meta_file) + "` and fix the error; the Meta file must import "
+                        "after the schema is defined and before torch.compile runs",
+                        project.qualname,
+                        repr(exc),
+                    ),
+                    notes,
+                ) from exc
+            notes.append(f"Meta loaded unchanged from {project.meta_file.relative_to(project.root)}")
+        packet = getattr(getattr(torch.ops, project.namespace), project.name, None)
+        if packet is None:
+            raise _LoadFailure(
+                Problem(
+                    Stage.REGISTRATION,
+                    "undefined_op",
+                    f"{project.qualname} is not registered after loading {project.meta_file.name}",
+                    f"the custom_op name in {project.meta_file.name} must be {project.qualname!r}",
+                    project.qualname,
+                ),
+                notes,
+            )
+        real_kernel = True
+        if not on_npu:
+            lib = torch.library.Library(project.namespace, "FRAGMENT")
+            regs.libraries.append(lib)
+            if project.reference_file is not None:
+                reference = getattr(_import_file(project.reference_file, regs), project.name, None)
+                if reference is None:
+                    raise _LoadFailure(
+                        Problem(
+                            Stage.REGISTRATION,
+                            "reference",
+                            f"{REFERENCE_FILE} defines no function named {project.name!r}",
+                            f"name the CPU reference function {project.name} (same parameters as the schema)",
+                            project.qualname,
+                        ),
+                        notes,
+                    )
+                torch.library.register_kernel(project.qualname, "cpu", reference, lib=lib)
+                notes.append(f"CPU kernel: {REFERENCE_FILE}:{project.name}")
+            else:
+                torch.library.register_kernel(project.qualname, "cpu", _derived_kernel(packet.default), lib=lib)
+                real_kernel = False
+                notes.append(f"CPU kernel: a stand-in derived from the Meta function (add {REFERENCE_FILE} to check numerics)")
+        yield packet, notes, real_kernel
+    finally:
+        if not keep:
+            regs.undo()
+
+
+class _LoadFailure(Exception):
+    def __init__(self, problem: Problem, notes: list[str]):
+        super().__init__(problem.message)
+        self.problem = problem
+        self.notes = notes
+
+
+def verify_project(
+    project_dir: str | Path, *, backend: str = "auto", example: tuple[tuple, dict] | None = None, keep_registered: bool = False
+) -> GraphEntryReport:
+    """Register the project's op (emulated off-NPU) and check that it enters one graph with no breaks."""
+    from opkit.verify.backends import resolve_backend
+    from opkit.verify.check import check_graph_entry
+
+    project = load_project(project_dir)
+    chosen = resolve_backend(backend)
+    try:
+        with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
+            args, kwargs = example or sample_arguments(project.signature, device=chosen.device)
+            return check_graph_entry(
+                packet.default,
+                args,
+                kwargs,
+                backend=chosen.name,
+                real_kernel=real_kernel,
+                notes=notes,
+            )
+    except _LoadFailure as failure:
+        return GraphEntryReport(
+            target=project.qualname,
+            backend=chosen.name,
+            device=chosen.device,
+            graph_count=0,
+            graph_break_count=0,
+            problems=(failure.problem,),
+            notes=tuple(failure.notes),
+        )

@@ -1,0 +1,250 @@
+"""The graph-entry verdict: typed, immutable, printable, and JSON-able. Imports no torch.
+
+A report answers one question per op: did ``torch.compile(backend=..., fullgraph=True, dynamic=False)``
+capture it in ONE graph with ZERO breaks, functionalized, with a Meta function that agrees with the
+kernel, replaying to the eager result? JSON keys use Dynamo's own names (``graph_count``,
+``graph_break_count``) so that users can line them up with ``torch._dynamo.explain``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+
+class Stage(str, enum.Enum):
+    """Where, in the order an op meets them, a check failed (graph-entry.md, "The stages an op must pass")."""
+
+    REGISTRATION = "registration"  # schema defined, Meta/fake registered and agreeing with the schema and kernel
+    EAGER = "eager"  # the op runs on its device outside any graph
+    DYNAMO = "dynamo"  # fullgraph tracing: one graph, zero breaks
+    AOT_FUNCTIONALIZATION = "aot_functionalization"  # AOTAutograd turns mutations into auto_functionalized
+    BACKEND = "backend"  # the backend compiles, captures and replays (npugraph_ex constraints live here)
+    NUMERICS = "numerics"  # compiled outputs and mutated inputs equal eager ones
+
+    @property
+    def title(self) -> str:
+        return {
+            Stage.REGISTRATION: "registration",
+            Stage.EAGER: "eager",
+            Stage.DYNAMO: "Dynamo",
+            Stage.AOT_FUNCTIONALIZATION: "AOT functionalization",
+            Stage.BACKEND: "backend",
+            Stage.NUMERICS: "numerics",
+        }[self]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failed check: the stage it belongs to, what was seen, and the smallest next action."""
+
+    stage: Stage
+    check: str  # short machine name: "missing_meta", "fake_vs_real", "graph_break", ...
+    message: str
+    next_action: str
+    op: str | None = None  # "ns::name" when the problem is about one op
+    detail: str | None = None  # the underlying exception text, trimmed
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """A Dynamo graph break as ``torch._dynamo.explain`` reports it."""
+
+    reason: str
+    location: str | None = None  # "file:line in function" of the user code that broke the graph
+
+
+@dataclass(frozen=True)
+class OpInGraph:
+    """Whether a target op was captured, and in which form."""
+
+    op: str
+    found: bool
+    form: str | None = None  # "direct", "auto_functionalized" or "auto_functionalized_v2"
+    graph: str | None = None  # "aot" (after functionalization) or "dynamo"
+
+
+@dataclass(frozen=True)
+class UncapturableOp:
+    """An op in the captured graph that npugraph_ex cannot put into an aclgraph."""
+
+    op: str
+    kind: str  # "random", "data_dependent" or "cpu_sync"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Compiled-versus-eager comparison of one value (an output or a mutated input) on one call."""
+
+    name: str  # "output[0]", "mutated input x", ...
+    call: str  # "capture" or "replay"
+    ok: bool
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class MetaCheck:
+    """Fake (Meta) output against the real kernel's output for one tensor of one op call."""
+
+    op: str
+    output: str
+    fake: str  # "shape=(2, 3) dtype=torch.float32 stride=(3, 1)"
+    real: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class OpcheckResult:
+    """``torch.library.opcheck``'s verdict for one op: test name → "SUCCESS" or the error text."""
+
+    op: str
+    results: tuple[tuple[str, str], ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(v == "SUCCESS" for _, v in self.results)
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Seconds. ``first_call_s`` includes Dynamo tracing, AOTAutograd and the backend's compile."""
+
+    eager_s: float | None = None
+    first_call_s: float | None = None
+    backend_compile_s: float | None = None
+    replay_s: float | None = None
+    total_s: float | None = None
+
+
+@dataclass(frozen=True)
+class GraphEntryReport:
+    """The verdict for one function or op on one backend and device."""
+
+    target: str
+    backend: str
+    device: str
+    graph_count: int
+    graph_break_count: int
+    problems: tuple[Problem, ...] = ()
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    ops_in_graph: tuple[OpInGraph, ...] = ()
+    uncapturable_ops: tuple[UncapturableOp, ...] = ()
+    comparisons: tuple[Comparison, ...] = ()
+    meta_checks: tuple[MetaCheck, ...] = ()
+    opcheck: tuple[OpcheckResult, ...] = ()
+    timings: Timings = field(default_factory=Timings)
+    notes: tuple[str, ...] = ()  # what was emulated or not checked, said plainly
+    graph_code: str | None = None  # the captured graph after functionalization (or Dynamo's), for humans
+    passed_stages: tuple[Stage, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """One graph, no breaks, every target op captured, and no failed check."""
+        return (
+            not self.problems
+            and self.graph_count == 1
+            and self.graph_break_count == 0
+            and all(o.found for o in self.ops_in_graph)
+        )
+
+    @property
+    def failed_stage(self) -> Stage | None:
+        """The earliest stage with a problem (stages run in declaration order)."""
+        stages = [p.stage for p in self.problems]
+        return min(stages, key=list(Stage).index) if stages else None
+
+    def problems_at(self, stage: Stage) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.stage is stage)
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        data["ok"] = self.ok
+        data["failed_stage"] = self.failed_stage.value if self.failed_stage else None
+        return data
+
+    def to_json(self, **kwargs) -> str:
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __str__(self) -> str:
+        return format_report(self)
+
+
+def _plain(value):
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return dict(value)  # OpcheckResult.results
+        return [_plain(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        d = {k: _plain(v) for k, v in asdict(value).items()}
+        if isinstance(value, OpcheckResult):
+            d["ok"] = value.ok
+        return d
+    return value
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_report(report: GraphEntryReport, *, show_graph: bool = False) -> str:
+    """The one-screen human verdict: the answer first, then why, then what to do."""
+    lines: list[str] = []
+    verdict = "PASS" if report.ok else "FAIL"
+    lines.append(
+        f"{verdict}: {report.target} on backend={report.backend} device={report.device}: "
+        f"graph_count={report.graph_count} graph_break_count={report.graph_break_count}"
+    )
+    if report.failed_stage is not None:
+        lines.append(f"  failed at stage: {report.failed_stage.title}")
+    if report.passed_stages:
+        lines.append("  passed: " + ", ".join(s.title for s in report.passed_stages))
+    for o in report.ops_in_graph:
+        where = f"as {o.form} in the {o.graph} graph" if o.found else "NOT in the captured graph"
+        lines.append(f"  op {o.op}: {where}")
+    for p in report.problems:
+        op = f" [{p.op}]" if p.op else ""
+        lines.append(f"  [{p.stage.title}] {p.check}{op}: {p.message}")
+        lines.append(f"      next: {p.next_action}")
+        if p.detail:
+            lines.append(f"      detail: {_short(p.detail)}")
+    for b in report.graph_breaks:
+        at = f" at {b.location}" if b.location else ""
+        lines.append(f"  graph break{at}: {_short(b.reason, 200)}")
+    for u in report.uncapturable_ops:
+        lines.append(f"  not capturable by npugraph_ex ({u.kind}): {u.op}")
+    failed_cmp = [c for c in report.comparisons if not c.ok]
+    if report.comparisons:
+        lines.append(f"  compiled vs eager: {len(report.comparisons) - len(failed_cmp)}/{len(report.comparisons)} values equal")
+    for c in failed_cmp:
+        lines.append(f"      {c.name} ({c.call}) differs: {_short(c.detail or '', 200)}")
+    if report.meta_checks:
+        bad = [m for m in report.meta_checks if not m.ok]
+        lines.append(f"  fake vs real: {len(report.meta_checks) - len(bad)}/{len(report.meta_checks)} tensors agree")
+    for oc in report.opcheck:
+        lines.append(f"  opcheck {oc.op}: " + ", ".join(f"{k}={'ok' if v == 'SUCCESS' else 'FAILED'}" for k, v in oc.results))
+    t = report.timings
+    parts = [
+        f"{name}={value * 1000:.1f}ms"
+        for name, value in (
+            ("eager", t.eager_s),
+            ("first_call", t.first_call_s),
+            ("backend_compile", t.backend_compile_s),
+            ("replay", t.replay_s),
+            ("total", t.total_s),
+        )
+        if value is not None
+    ]
+    if parts:
+        lines.append("  timings: " + " ".join(parts))
+    for n in report.notes:
+        lines.append(f"  note: {n}")
+    if show_graph and report.graph_code:
+        lines.append("  captured graph:")
+        lines.extend("    " + line for line in report.graph_code.strip().splitlines())
+    return "\n".join(lines)

@@ -1,0 +1,168 @@
+"""Projects in the layout `opkit new` writes, verified on CPU with torch_npu's registration emulated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opkit.verify import Stage, verify_project
+
+pytestmark = pytest.mark.slow
+
+MY_OP_SCHEMA = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"
+MY_OP_META = '''
+import torch
+from torch.library import Library, impl
+
+m = Library("npu", "IMPL", "Meta")
+
+@impl(m, "my_op")
+def my_op_meta(x, y, z, attr1, attr2):
+    return torch.empty_like(x)
+'''
+MY_INPLACE_SCHEMA = "my_inplace(Tensor(a!) x, Tensor y) -> Tensor"
+MY_INPLACE_META = '''
+import torch
+from torch.library import Library, impl
+
+m = Library("npu", "IMPL", "Meta")
+
+@impl(m, "my_inplace")
+def my_inplace_meta(x, y):
+    return torch.empty_like(y)
+'''
+MY_INPLACE_REFERENCE = '''
+def my_inplace(x, y):
+    x.add_(y)
+    return y * 2
+'''
+CUSTOM_OP_META = '''
+import torch
+
+@torch.library.custom_op("mylib::rms_scale_", mutates_args=("x",), device_types="npu")
+def rms_scale_(x: torch.Tensor, eps: float) -> None:
+    ...
+
+@rms_scale_.register_fake
+def _(x, eps):
+    return None
+'''
+CUSTOM_OP_REFERENCE = '''
+import torch
+
+def rms_scale_(x, eps):
+    x.div_(torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+'''
+
+
+@pytest.fixture
+def my_op_project(make_project):
+    return make_project("my_op", name="my_op", schema=MY_OP_SCHEMA, meta=MY_OP_META)
+
+
+@pytest.fixture
+def my_inplace_project(make_project):
+    return make_project("my_inplace", name="my_inplace", schema=MY_INPLACE_SCHEMA, meta=MY_INPLACE_META, reference=MY_INPLACE_REFERENCE)
+
+
+@pytest.fixture
+def custom_op_project(make_project):
+    return make_project(
+        "rms",
+        name="rms_scale_",
+        schema="rms_scale_(Tensor(a!) x, float eps) -> ()",
+        meta=CUSTOM_OP_META,
+        style="custom-op",
+        namespace="mylib",
+        reference=CUSTOM_OP_REFERENCE,
+    )
+
+
+def test_torchair_my_op_example_without_reference(my_op_project):
+    report = verify_project(my_op_project)
+    assert report.ok, str(report)
+    assert (report.graph_count, report.graph_break_count) == (1, 0)
+    assert report.ops_in_graph[0].op == "npu::my_op" and report.ops_in_graph[0].form == "direct"
+    assert any("numerics were not checked" in n for n in report.notes)
+    assert any("Library('npu', 'FRAGMENT').define" in n for n in report.notes)
+    assert Stage.NUMERICS not in report.passed_stages
+
+
+def test_torchair_my_inplace_example_is_functionalized(my_inplace_project):
+    report = verify_project(my_inplace_project)
+    assert report.ok, str(report)
+    assert (report.graph_count, report.graph_break_count) == (1, 0)
+    assert report.ops_in_graph[0].form.startswith("auto_functionalized")
+    assert any(c.name == "input x" and c.ok for c in report.comparisons)
+    assert "auto_functionalized" in report.graph_code
+
+
+def test_custom_op_style_inplace_project(custom_op_project):
+    report = verify_project(custom_op_project)
+    assert report.ok, str(report)
+    assert report.ops_in_graph[0].op == "mylib::rms_scale_"
+    assert report.ops_in_graph[0].form.startswith("auto_functionalized")
+    assert any("PrivateUse1" in n for n in report.notes) or any("Meta loaded" in n for n in report.notes)
+
+
+def test_a_project_can_be_verified_twice_in_one_process(my_inplace_project):
+    assert verify_project(my_inplace_project).ok
+    assert verify_project(my_inplace_project).ok  # registrations were undone in between
+
+
+def test_cli_verify_project_text_and_json(run_opkit, my_op_project, my_inplace_project):
+    code, out = run_opkit("verify", str(my_op_project))
+    assert code == 0, out
+    assert out.startswith("PASS: npu::my_op") and "graph_count=1 graph_break_count=0" in out
+    code, out = run_opkit("verify", str(my_inplace_project), "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["ok"] and data["graph_count"] == 1 and data["graph_break_count"] == 0
+    assert data["ops_in_graph"][0]["form"].startswith("auto_functionalized")
+
+
+def test_cli_exit_1_for_a_project_that_returns_its_mutated_input(run_opkit, make_project):
+    root = make_project(
+        "bad",
+        name="bad_inplace",
+        schema="bad_inplace(Tensor(a!) x, Tensor y) -> Tensor(a!)",
+        meta='''
+        from torch.library import Library, impl
+        m = Library("npu", "IMPL", "Meta")
+        @impl(m, "bad_inplace")
+        def bad_inplace_meta(x, y):
+            return x
+        ''',
+    )
+    code, out = run_opkit("verify", str(root))
+    assert code == 1
+    assert "FAIL" in out and "AOT functionalization" in out
+
+
+def test_meta_file_that_does_not_import(make_project):
+    root = make_project("broken", name="broken_op", schema="broken_op(Tensor x) -> Tensor", meta="import no_such_module_opkit\n")
+    report = verify_project(root)
+    assert report.failed_stage is Stage.REGISTRATION
+    assert report.problems[0].check == "meta_import"
+
+
+def test_cli_usage_errors(run_opkit, tmp_path):
+    code, out = run_opkit("verify")
+    assert code == 2
+    code, out = run_opkit("verify", str(tmp_path))
+    assert code == 2  # not a project: no opkit.json
+
+
+def test_cli_verify_op_with_example(run_opkit, tmp_path):
+    defs = tmp_path / "defs.py"
+    defs.write_text(
+        "import torch\n"
+        "@torch.library.custom_op('opkit_t_cli::twice', mutates_args=())\n"
+        "def twice(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n"
+        "@twice.register_fake\n"
+        "def _(x):\n    return torch.empty_like(x)\n"
+    )
+    code, out = run_opkit("verify", "--op", "opkit_t_cli::twice", "--load", str(defs), "--example", "torch.randn(2, 3)")
+    assert code == 0, out
+    assert "op opkit_t_cli::twice: as direct in the aot graph" in out
