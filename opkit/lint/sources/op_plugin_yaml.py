@@ -33,18 +33,40 @@ class DuplicateKey:
     first_line: int
 
 
-@dataclass(frozen=True)
-class YNode:
-    """A YAML value with its position (1-based). Mappings hold ``{key: YNode}``, sequences ``[YNode]``."""
+_NO_KEYS: dict[str, int] = {}
 
-    value: Any
-    line: int
-    column: int
-    kind: str  # "scalar", "sequence" or "mapping"
-    quoted: bool = False
-    key_lines: dict[str, int] = field(default_factory=dict)  # mapping: where each key is written
-    key_columns: dict[str, int] = field(default_factory=dict)  # mapping: the column of each key
-    duplicates: tuple[DuplicateKey, ...] = ()  # mapping: keys written twice (the last one wins)
+
+class YNode:
+    """A YAML value with its position (1-based). Mappings hold ``{key: YNode}``, sequences ``[YNode]``.
+
+    A plain slotted class rather than a dataclass: a large yaml file has ~10k nodes and this is the
+    hot path of loading it. Treat instances as read-only.
+    """
+
+    __slots__ = ("value", "line", "column", "kind", "quoted", "key_lines", "key_columns", "duplicates")
+
+    def __init__(
+        self,
+        value: Any,
+        line: int,
+        column: int,
+        kind: str,  # "scalar", "sequence" or "mapping"
+        quoted: bool = False,
+        key_lines: dict[str, int] = _NO_KEYS,  # mapping: where each key is written
+        key_columns: dict[str, int] = _NO_KEYS,  # mapping: the column of each key
+        duplicates: tuple[DuplicateKey, ...] = (),  # mapping: keys written twice (the last one wins)
+    ):
+        self.value = value
+        self.line = line
+        self.column = column
+        self.kind = kind
+        self.quoted = quoted
+        self.key_lines = key_lines
+        self.key_columns = key_columns
+        self.duplicates = duplicates
+
+    def __repr__(self) -> str:
+        return f"YNode({self.value!r}, line={self.line}, column={self.column}, kind={self.kind!r})"
 
     @property
     def plain(self) -> Any:
