@@ -55,7 +55,7 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
         if len(spec.soc) > 1:
             click.echo(f"msOpGen was given {spec.soc[0]} only: add AddConfig and ASCEND_COMPUTE_UNIT entries for {', '.join(spec.soc[1:])}")
     else:
-        click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / project.files[0].split('/')[0]} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
+        click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.signature.op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     for warning in _schema_warnings(spec):
         click.echo(f"warning: {warning}")
     click.echo(f"next steps: {project.path / 'README.md'}")

@@ -107,3 +107,11 @@ def test_opkit_new_does_not_import_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
     assert (tmp_path / "p" / "opkit.json").is_file()
+
+
+def test_cli_names_the_ascend_c_project_directory(tmp_path, run_opkit):
+    target = tmp_path / "scale_"
+    code, output = run_opkit("new", "scale_", "--inplace", "--style", "custom-op", "-o", str(target), "--no-verify", "--msopgen", "builtin")
+    assert code == 0, output
+    assert f"built-in msOpGen 26.0.0 tree in {target / 'Scale'}" in output
+    assert (target / "Scale" / "op_host" / "scale.cpp").is_file()
