@@ -13,6 +13,7 @@ from typing import Any
 
 from opkit import msopgen
 from opkit.generate.spec import OpSpec
+from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, sample_call
 from opkit.signature import Argument, OpSignature, SchemaKind
 
 # msOpGen dtype → the torch dtype the MRE's dummy tensors use, and how to fill them.
@@ -25,13 +26,12 @@ _TORCH_DTYPES = {
 }  # fmt: skip
 
 # msOpGen attr type → the Python annotation custom_op infers it from, and a sample value for the MRE.
+# msOpGen attr type → the Python annotation custom_op infers it from
 _ATTR_PYTHON = {
-    "int": ("int", 1), "float": ("float", 1.0), "bool": ("bool", False), "string": ("str", "default"),
-    "list_int": ("list[int]", 1), "list_float": ("list[float]", 1.0), "list_bool": ("list[bool]", True),
+    "int": "int", "float": "float", "bool": "bool", "string": "str",
+    "list_int": "list[int]", "list_float": "list[float]", "list_bool": "list[bool]",
 }  # fmt: skip
 
-DUMMY_SHAPE = (8, 16)
-TENSOR_LIST_LENGTH = 2
 _NO_DEFAULT = object()
 
 
@@ -103,14 +103,7 @@ def _annotation(arg: Argument) -> str:
         if arg.type.is_list:
             return "list[torch.Tensor]"
         return "Optional[torch.Tensor]" if arg.type.optional else "torch.Tensor"
-    return _ATTR_PYTHON[arg.type.msopgen_attr_type][0]
-
-
-def _sample_value(arg: Argument) -> Any:
-    if arg.default is not None:
-        return msopgen.attr_default(arg)
-    sample = _ATTR_PYTHON[arg.type.msopgen_attr_type][1]
-    return [sample] * (arg.type.size or 2) if arg.type.is_list else sample
+    return _ATTR_PYTHON[arg.type.msopgen_attr_type]
 
 
 class ProjectModel:
@@ -257,15 +250,11 @@ class ProjectModel:
 
     @property
     def dummy_args(self) -> tuple[DummyArg, ...]:
+        """The sample call ``opkit verify`` also runs (``opkit.samples``), with the spec's first dtype."""
         torch_dtype, fill = _TORCH_DTYPES[msopgen.DTYPES[self.spec.dtypes[0]]]
-        args = []
-        for a in self.signature.arguments:
-            if a.is_tensor:
-                kind = "tensor_list" if a.type.is_list else "tensor"
-                args.append(DummyArg(a.name, kind, a.kwarg_only, torch_dtype=torch_dtype, fill=fill))
-            else:
-                args.append(DummyArg(a.name, "value", a.kwarg_only, value=_sample_value(a)))
-        return tuple(args)
+        return tuple(
+            DummyArg(s.name, s.kind, s.kwarg_only, value=s.value, torch_dtype=torch_dtype, fill=fill) for s in sample_call(self.signature)
+        )
 
     @property
     def tensor_dummy_args(self) -> tuple[DummyArg, ...]:
@@ -273,7 +262,7 @@ class ProjectModel:
 
     @property
     def dummy_shape(self) -> tuple[int, ...]:
-        return DUMMY_SHAPE
+        return SAMPLE_SHAPE
 
     @property
     def tensor_list_length(self) -> int:

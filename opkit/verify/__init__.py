@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from opkit.verify.check import check_graph_entry
     from opkit.verify.doctor import DoctorReport, diagnose_environment
     from opkit.verify.project import verify_project
-    from opkit.verify.assertions import GraphEntryError, assert_enters_graph
+    from opkit.verify.assertions import GraphEntryError, assert_enters_graph, assert_project_enters_graph
 
 _LAZY = {
     "check_graph_entry": "opkit.verify.check",
     "verify_project": "opkit.verify.project",
     "assert_enters_graph": "opkit.verify.assertions",
+    "assert_project_enters_graph": "opkit.verify.assertions",
     "GraphEntryError": "opkit.verify.assertions",
     "diagnose_environment": "opkit.verify.doctor",
     "DoctorReport": "opkit.verify.doctor",

@@ -26,3 +26,13 @@ def assert_enters_graph(
     if not report.ok:
         raise GraphEntryError(report)
     return report
+
+
+def assert_project_enters_graph(project_dir, *, backend: str = "auto") -> GraphEntryReport:
+    """``assert_enters_graph`` for a project ``opkit new`` wrote: the generated smoke test calls this."""
+    from opkit.verify.project import verify_project
+
+    report = verify_project(project_dir, backend=backend)
+    if not report.ok:
+        raise GraphEntryError(report)
+    return report

@@ -108,41 +108,35 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
 # Sample inputs from the schema
 # ------------------------------------------------------------------------------------------------
 
-SAMPLE_SHAPE = (4, 8)
-_SCALAR_SAMPLES = {"int": 2, "SymInt": 2, "float": 1.5, "bool": False, "str": "", "Scalar": 1.5}
-
 
 def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu") -> tuple[tuple, dict]:
-    """One plausible call: same-shaped tensors (so elementwise kernels work), schema defaults left out.
-
-    Optional tensors are passed (an absent one exercises less), lists get two elements.
-    """
+    """The signature's sample call (``opkit.samples``, as the generated MRE makes it) with real tensors."""
     import torch
 
+    from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, NoSample, sample_call
+
     dtype = dtype or torch.float32
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
 
     def tensor():
         return torch.randn(SAMPLE_SHAPE, dtype=dtype, device=device)
 
-    for arg in signature.arguments:
-        if arg.default is not None:
-            continue
-        t = arg.type
-        if t.is_tensor:
-            value: Any = [tensor(), tensor()] if t.is_list else tensor()
-        elif t.base == "ScalarType":
+    try:
+        samples = sample_call(signature)
+    except NoSample as exc:
+        raise ProjectError(f"{exc} of {signature.name}; pass --example") from None
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for sample in samples:
+        if sample.kind == "tensor":
+            value: Any = tensor()
+        elif sample.kind == "tensor_list":
+            value = [tensor() for _ in range(TENSOR_LIST_LENGTH)]
+        elif sample.kind == "dtype":
             value = dtype
-        elif t.base in _SCALAR_SAMPLES:
-            scalar = _SCALAR_SAMPLES[t.base]
-            value = [scalar] * (t.size or 2) if t.is_list else scalar
-        elif t.optional:
-            value = None
         else:
-            raise ProjectError(f"cannot make a sample for argument {arg} of {signature.name}; pass --example")
-        if arg.kwarg_only:
-            kwargs[arg.name] = value
+            value = sample.value
+        if sample.kwarg_only:
+            kwargs[sample.name] = value
         else:
             args.append(value)
     return tuple(args), kwargs
