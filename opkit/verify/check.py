@@ -269,12 +269,8 @@ def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Prob
 
     checks: list[MetaCheck] = []
     problems: list[Problem] = []
-    done = set()
-    for call in calls:
+    for call in _first_call_per_op(calls):
         op_name = call.op._schema.name
-        if op_name in done:
-            continue
-        done.add(op_name)
         mode = FakeTensorMode()
         fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (call.args, call.kwargs))
         try:
@@ -323,16 +319,20 @@ OPCHECK_DEFAULT = ("test_schema", "test_autograd_registration", "test_faketensor
 OPCHECK_ALL = (*OPCHECK_DEFAULT, "test_aot_dispatch_dynamic")
 
 
+def _first_call_per_op(calls: list[_OpCall]) -> list[_OpCall]:
+    """One recorded call per op: checking an op's metadata once is enough."""
+    first: dict[str, _OpCall] = {}
+    for call in calls:
+        first.setdefault(call.op._schema.name, call)
+    return list(first.values())
+
+
 def run_opcheck(calls: list[_OpCall], tests: Sequence[str]) -> list[OpcheckResult]:
     import torch
 
     results = []
-    done = set()
-    for call in calls:
+    for call in _first_call_per_op(calls):
         op_name = call.op._schema.name
-        if op_name in done:
-            continue
-        done.add(op_name)
         try:
             raw = torch.library.opcheck(call.op, _clone(call.args), _clone(call.kwargs), test_utils=tuple(tests), raise_exception=False)
         except Exception as exc:  # opcheck itself can trip over exotic argument types
