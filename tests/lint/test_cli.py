@@ -94,11 +94,18 @@ def test_every_rule_is_documented_with_an_example_that_fires_it():
 
 @pytest.mark.slow
 def test_lint_process_does_not_import_torch(tmp_path):
+    """Every kind of input at once: yaml, a registration file (read with ast), msOpGen JSON, a schema."""
+    (tmp_path / "ops.yaml").write_text(f"custom:\n  - func: {GOOD}\n    op_api: all_version\n")
+    (tmp_path / "meta.py").write_text(
+        "import torch\nfrom torch.library import Library, impl\nm = Library('npu', 'IMPL', 'Meta')\n\n"
+        "@impl(m, 'my_op')\ndef my_op_meta(x, y, z, attr1, attr2):\n    return torch.empty_like(x)\n"
+    )
+    (tmp_path / "my_op.json").write_text('[{"op": "MyOp", "input_desc": [], "output_desc": []}]')
     script = (
         "import sys\n"
         "from opkit.cli import main\n"
         "try:\n"
-        f"    main(['lint', '--schema', {GOOD!r}])\n"
+        f"    main(['lint', {str(tmp_path)!r}, '--schema', {GOOD!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
