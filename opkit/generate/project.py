@@ -65,6 +65,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.opkit-", dir=target.parent))
     try:
         rendered = _render(spec, staging)
+        check_written_documents(rendered, spec)
         run = None
         if executable is not None:
             ascend_c = rendered / model.op_type
@@ -82,6 +83,22 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         raise
     shutil.rmtree(staging, ignore_errors=True)
     return GeneratedProject(target, spec, run, files, kept)
+
+
+def check_written_documents(project: Path, spec: OpSpec) -> None:
+    """Validate the spec file, msOpGen JSON and yaml entries against schemas/ before anything lands."""
+    import json
+
+    import yaml
+
+    from opkit.generate.schemas import validate_document
+
+    validate_document(json.loads((project / "opkit.json").read_text(encoding="utf-8")), "opkit-spec")
+    validate_document(json.loads((project / "msopgen" / f"{spec.name}.json").read_text(encoding="utf-8")), "msopgen")
+    fragment = project / "op_plugin" / "op_plugin_functions.yaml"
+    if fragment.is_file():  # the custom-op style has no op-plugin entry
+        for entry in yaml.safe_load(fragment.read_text(encoding="utf-8"))["custom"]:
+            validate_document(entry, "op-plugin-entry")
 
 
 def _render(spec: OpSpec, staging: Path) -> Path:

@@ -1,8 +1,8 @@
 """Validate documents opkit reads and writes against the JSON Schemas in ``schemas/``.
 
-The schemas are also meant for editors (``"$schema"`` / yaml-language-server). ``jsonschema`` is an
-optional dependency (the ``test`` extra): without it, documents are still checked by the typed
-validators (``validate_spec``, the lint rules), only the schema pass is skipped.
+`opkit new` checks everything it writes against them before the project is moved into place, and
+reading a project's ``opkit.json`` or inserting an entry checks what is read. The schemas are also
+meant for editors (``"$schema"`` / yaml-language-server).
 """
 
 from __future__ import annotations
@@ -31,14 +31,12 @@ def load_schema(kind: str) -> dict:
 
 
 def validate_document(document: object, kind: str) -> None:
-    """Raise SchemaViolation when ``document`` breaks the ``kind`` schema (a no-op without jsonschema)."""
-    try:
-        import jsonschema
-    except ImportError:  # optional: the typed validators still run
-        return
+    """Raise SchemaViolation when ``document`` breaks the ``kind`` schema."""
+    import jsonschema
+
     validator_cls = jsonschema.validators.validator_for(load_schema(kind))
-    errors = sorted(validator_cls(load_schema(kind)).iter_errors(document), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
-        raise SchemaViolation(f"{where}: {e.message}")
+    # best_match looks inside oneOf/anyOf, so the message names the deepest failing path.
+    error = jsonschema.exceptions.best_match(validator_cls(load_schema(kind)).iter_errors(document))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise SchemaViolation(f"{where}: {error.message}")

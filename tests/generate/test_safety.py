@@ -115,3 +115,16 @@ def test_cli_names_the_ascend_c_project_directory(tmp_path, run_opkit):
     assert code == 0, output
     assert f"built-in msOpGen 26.0.0 tree in {target / 'Scale'}" in output
     assert (target / "Scale" / "op_host" / "scale.cpp").is_file()
+
+
+def test_written_documents_are_checked_against_the_json_schemas(tmp_path):
+    from opkit.generate.project import check_written_documents
+    from opkit.generate.schemas import SchemaViolation
+
+    spec = make_spec("my_op")
+    project = project_module.generate_project(spec, tmp_path / "p", msopgen_mode="builtin").path
+    check_written_documents(project, spec)  # what opkit wrote is valid
+    prototype = project / "msopgen" / "my_op.json"
+    prototype.write_text(prototype.read_text().replace('"required"', '"sometimes"', 1))
+    with pytest.raises(SchemaViolation, match="0/input_desc/0/param_type"):
+        check_written_documents(project, spec)
