@@ -13,7 +13,9 @@ Scopes and the subject each rule receives:
 
 from __future__ import annotations
 
+import functools
 import inspect
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -54,6 +56,23 @@ def rule(code: str, name: str, *, severity: Severity, scope: str, example: str) 
         return fn
 
     return register
+
+
+def shared_index(build: Callable) -> Callable:
+    """Cache ``build(subject)`` while the subject lives: the rules of one scope share derived indexes.
+
+    Subjects (source files, the project) compare by identity, so each lint run gets its own index.
+    """
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(build)
+    def get(subject):
+        index = cache.get(subject)
+        if index is None:
+            index = cache[subject] = build(subject)
+        return index
+
+    return get
 
 
 def load_rules() -> dict[str, Rule]:

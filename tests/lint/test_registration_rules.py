@@ -503,3 +503,173 @@ def test_library_define_declares_a_schema(tmp_path):
     file = load_registration_file("d.py", textwrap.dedent(text))
     assert [(s.text, s.line, s.column) for s in file.schema_sites()] == [("foo(Tensor x) -> Tensor", 4, 13)]
     assert found(lint([write(tmp_path, "d.py", text)])) == [("M006", 6)]
+
+
+# -- false positives found on real op-plugin files (synthetic reproductions) -----------------------
+
+
+def test_m014_alternative_arms_of_a_branch_are_not_duplicates(tmp_path):
+    body = """\
+    import sys
+
+    if sys.version_info >= (3, 99):
+        @impl(m, "f")
+        def f_new(x):
+            return x.new_empty(1)
+    elif sys.platform == "zz":
+        @impl(m, "f")
+        def f_odd(x):
+            return x.new_empty(2)
+    else:
+        @impl(m, "f")
+        def f_old(x):
+            return x.new_empty(3)
+
+    try:
+        m.impl("g", f_new, "Meta")
+    except RuntimeError:
+        m.impl("g", f_old, "Meta")
+
+    if sys.platform == "yy":
+        @impl(m, "h")
+        def h_one(x):
+            return x.new_empty(1)
+
+        @impl(m, "h")
+        def h_two(x):
+            return x.new_empty(1)
+    """
+    schemas = ["f(Tensor x) -> Tensor", "g(Tensor x) -> Tensor", "h(Tensor x) -> Tensor"]
+    result = lint([meta_file(tmp_path, body)], schemas=schemas)
+    # Only the two registrations in the same arm clash.
+    assert found(result) == [("M014", 30)]
+    assert "line 26" in messages(result, "M014")[0]
+
+
+def test_m014_registration_after_a_branch_still_clashes(tmp_path):
+    body = """\
+    import sys
+
+    if sys.platform == "zz":
+        @impl(m, "f")
+        def f_a(x):
+            return x.new_empty(1)
+
+    @impl(m, "f")
+    def f_b(x):
+        return x.new_empty(1)
+    """
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x) -> Tensor"])
+    assert found(result) == [("M014", 12)]
+
+
+def test_m003_m004_trailing_underscore_spells_a_builtin_or_keyword(tmp_path):
+    # `input_`/`lambda_` are PEP 8 spellings of `input`/`lambda`; `inputs` is another name.
+    body = '@impl(m, "f")\ndef f_meta(input_, lambda_, w):\n    return torch.empty_like(input_)\n'
+    assert found(lint([meta_file(tmp_path, body)], schemas=["f(Tensor input, float lambda, Tensor w) -> Tensor"])) == []
+    swapped = '@impl(m, "f")\ndef f_meta(w, input_):\n    return torch.empty_like(input_)\n'
+    assert [c for c, _ in found(lint([meta_file(tmp_path, swapped)], schemas=["f(Tensor input, Tensor w) -> Tensor"]))] == ["M003"]
+    renamed = '@impl(m, "f")\ndef f_meta(inputs, w):\n    return torch.empty_like(inputs)\n'
+    assert [c for c, _ in found(lint([meta_file(tmp_path, renamed)], schemas=["f(Tensor input, Tensor w) -> Tensor"]))] == ["M004"]
+
+
+OP_PLUGIN_SECTIONS_YAML = """\
+all_version: [v2.1]
+official:
+  - func: known_aten(Tensor self, Tensor other) -> Tensor
+    op_api: all_version
+autograd:
+custom:
+  - func: my_op(Tensor x, int[] size) -> Tensor
+    op_api: all_version
+symint:
+  - func: my_op(Tensor x, SymInt[] size) -> Tensor
+quant:
+"""
+
+
+def test_aten_registrations_are_checked_when_declared_never_unknown(tmp_path):
+    yaml_path = write(tmp_path, "op_plugin_functions.yaml", OP_PLUGIN_SECTIONS_YAML)
+    body = """\
+    a = Library("aten", "IMPL", "Meta")
+
+    @impl(m, "my_op")
+    def my_op_meta(x, size):
+        return x.new_empty(size)
+
+    @impl(a, "some_aten_op")
+    def some_aten_op_meta(self, dim, keepdim=False):
+        return self.new_empty(1)
+
+    @impl(a, "my_op")
+    def aten_my_op_meta(self):
+        return self.new_empty(1)
+
+    @impl(a, "known_aten")
+    def known_aten_meta(self):
+        return torch.empty_like(self)
+    """
+    result = lint([yaml_path, meta_file(tmp_path, body)])
+    # some_aten_op is ATen's (not in the yaml): not M011. aten::my_op is not npu::my_op, even though
+    # symint: repeats my_op (the repeat is the npu op). known_aten is declared in official: checked.
+    assert found(result) == [("M002", 19)]
+    assert "other not accepted" in messages(result, "M002")[0]
+
+
+def test_m011_still_reports_unknown_ops_of_the_linted_namespace(tmp_path):
+    yaml_path = write(tmp_path, "op_plugin_functions.yaml", OP_PLUGIN_SECTIONS_YAML)
+    body = '@impl(m, "my_opp")\ndef my_opp_meta(x, size):\n    return x.new_empty(size)\n\n@impl(m, "my_op")\ndef my_op_meta(x, size):\n    return x.new_empty(size)\n'
+    result = lint([yaml_path, meta_file(tmp_path, body)])
+    assert found(result) == [("M011", 5)]
+
+
+def test_m005_not_reported_for_a_parameter_that_stands_for_another_argument(tmp_path):
+    # The schema gained `beta`: every later parameter shifts by one. M003 says so; comparing the
+    # default of `axis` with the one of `scale2` (the argument at its position) would be meaningless.
+    body = '@impl(m, "f")\ndef f_meta(x, scale2=None, axis=-1):\n    return torch.empty_like(x)\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, Tensor? beta=None, Tensor? scale2=None, *, int axis=-1) -> Tensor"])
+    assert [c for c, _ in found(result)] == ["M003", "M004", "M004"]
+    # A plain rename still compares defaults, and a missing default still fails the dropped call.
+    renamed = '@impl(m, "f")\ndef f_meta(x, mode=0, other=None):\n    return torch.empty_like(x)\n'
+    result = lint([meta_file(tmp_path, renamed)], schemas=["f(Tensor x, str rotary_mode='half', Tensor? beta=None) -> Tensor"])
+    assert "M005" in [c for c, _ in found(result)]
+    shifted = '@impl(m, "f")\ndef f_meta(x, scale2):\n    return torch.empty_like(x)\n'
+    result = lint([meta_file(tmp_path, shifted)], schemas=["f(Tensor x, Tensor? beta=None, Tensor? scale2=None) -> Tensor"])
+    assert any("has no default" in text for text in messages(result, "M005"))
+
+
+@pytest.mark.parametrize(
+    ("schema", "body", "expected"),
+    [
+        ("f(Tensor[] xs) -> (Tensor, Tensor, Tensor)", "    return (*xs, xs[0])\n", None),  # arity known at run time only
+        ("f(Tensor[] xs) -> Tensor", "    return (*xs,)\n", "returns a tuple (line"),
+    ],
+)
+def test_m006_starred_tuple_has_unknown_arity(tmp_path, schema, body, expected):
+    result = lint([meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(xs):\n' + body)], schemas=[schema])
+    if expected is None:
+        assert messages(result, "M006") == []
+    else:
+        assert len(messages(result, "M006")) == 1 and expected in messages(result, "M006")[0]
+
+
+def test_m002_missing_keyword_only_says_when_it_is_passed(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["f(Tensor x, *, int? k=None) -> Tensor"])
+    assert messages(result, "M002") == ["keyword-only argument 'k' is passed by name whenever it is not None, but f_meta has no parameter 'k'"]
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "        torch._check(False, lambda: 'unsupported')\n",
+        "        torch._check_with(NotImplementedError, False, lambda: 'unsupported')\n",
+        "        assert False, 'unsupported'\n",
+    ],
+)
+def test_m006_always_raising_ending_does_not_fall_off(tmp_path, ending):
+    body = '@impl(m, "f")\ndef f_meta(x, mode):\n    if mode == 0:\n        return torch.empty_like(x)\n    else:\n' + ending
+    assert found(lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, int mode) -> Tensor"])) == []
+    # A check that can pass still falls off.
+    falls = body.replace("False", "mode > 1")
+    assert [c for c, _ in found(lint([meta_file(tmp_path, falls)], schemas=["f(Tensor x, int mode) -> Tensor"]))] == ["M006"]

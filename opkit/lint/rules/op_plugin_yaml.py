@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import difflib
 import re
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from opkit.lint.finding import Severity, Violation
-from opkit.lint.registry import rule
+from opkit.lint.registry import rule, shared_index
 from opkit.lint.sources.op_plugin_yaml import SECTIONS, OpPluginFile, YamlEntry, YNode
 from opkit.signature import Dialect, OpSignature, SchemaError, SchemaKind, parse_schema
 
@@ -229,9 +228,6 @@ class FileIndex:
     gen_opapi_by_name: dict[str, EntryFacts]  # name.overload → official/custom entry the codegen can inherit from
 
 
-_INDEXES: weakref.WeakKeyDictionary[OpPluginFile, FileIndex] = weakref.WeakKeyDictionary()
-
-
 def _signature(func: str | None) -> OpSignature | None:
     if func is None:
         return None
@@ -241,11 +237,9 @@ def _signature(func: str | None) -> OpSignature | None:
         return None  # reported by the S rules
 
 
+@shared_index
 def _index(file: OpPluginFile) -> FileIndex:
     """Everything the Y rules share, computed once per file."""
-    cached = _INDEXES.get(file)
-    if cached is not None:
-        return cached
     is_fragment = file.is_fragment
     known = None if is_fragment else {v: i for i, v in enumerate(file.versions)}
     facts = []
@@ -266,9 +260,7 @@ def _index(file: OpPluginFile) -> FileIndex:
     for fact in facts:
         if fact.op is not None and fact.entry.section in GEN_OPAPI_SECTIONS and fact.entry.get("gen_opapi") is not None:
             by_name.setdefault(fact.op, fact)
-    index = FileIndex(is_fragment, universe, facts, by_name)
-    _INDEXES[file] = index
-    return index
+    return FileIndex(is_fragment, universe, facts, by_name)
 
 
 def _spec_problems(file: OpPluginFile, code: str) -> Iterator[Violation]:

@@ -12,13 +12,15 @@ the registration's line (the decorator), where ``# noqa: M00x`` suppresses them.
 from __future__ import annotations
 
 import ast
+import builtins
+import keyword
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from opkit.lint.finding import Severity, Violation
-from opkit.lint.registry import rule
+from opkit.lint.registry import rule, shared_index
 from opkit.lint.sources import LintProject, SchemaSite
-from opkit.lint.sources.registrations import MUTATES_UNKNOWN, CustomOp, Registration, RegistrationFile, ReturnSite
+from opkit.lint.sources.registrations import MUTATES_UNKNOWN, CustomOp, Registration, RegistrationFile, ReturnSite, exclusive
 from opkit.signature import Argument, Dialect, OpSignature, SchemaError, parse_schema
 
 _UNKNOWN = object()  # a default whose value cannot be known without running code
@@ -29,29 +31,66 @@ _UNKNOWN = object()  # a default whose value cannot be known without running cod
 # ------------------------------------------------------------------------------------------------
 
 
+# Namespaces PyTorch itself defines: their schemas are ATen's (native_functions.yaml and friends), which
+# no linted input declares in full (op_plugin_functions.yaml's ``official:`` lists only the ATen ops
+# with NPU kernels), so a Meta registration for one of their ops cannot be called unknown.
+TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "sparse", "c10d", "_c10d_functional", "profiler"})
+
+
 @dataclass(frozen=True)
 class _Schema:
     site: SchemaSite
     sig: OpSignature
-
-    @property
-    def namespace(self) -> str:
-        """op_plugin_functions.yaml has no namespaces: ``custom:`` ops live in ``npu``, the rest in ``aten``."""
-        if self.sig.namespace:
-            return self.sig.namespace
-        if self.site.section is None:
-            return ""  # a --schema string without one: any namespace
-        return "npu" if self.site.section == "custom" else "aten"
+    namespace: str  # "" for a --schema string without one: any namespace
 
     def declares(self, reg: Registration) -> bool:
-        return (
-            self.sig.name == reg.name
-            and self.sig.overload == reg.overload
-            and (not self.namespace or not reg.namespace or self.namespace == reg.namespace)
-        )
+        return self.sig.name == reg.name and self.sig.overload == reg.overload and self.covers(reg.namespace)
 
-    def is_inferred_from(self, op: CustomOp) -> bool:
-        return self.site.line == op.line and self.site.column == op.column and self.site.op_hint == op.name
+    def covers(self, namespace: str) -> bool:
+        return not self.namespace or not namespace or self.namespace == namespace
+
+
+# Which schema a registration binds to when several declare it: the op's own entry first.
+_SECTION_RANK = {"custom": 0, None: 0, "official": 1, "autograd": 2, "symint": 3, "quant": 4}
+
+
+class _Index:
+    """Every schema of the project, keyed by (name, overload), built once per lint run."""
+
+    def __init__(self, project: LintProject):
+        sites = [site for site in project.all_schema_sites() if site.signature is not None]
+        # op_plugin_functions.yaml has no namespaces: ``custom:`` ops live in ``npu``, and so do their
+        # repeats in other sections (``symint:`` repeats custom funcs whose kernels take SymInt); the
+        # rest is ``aten``.
+        custom_names = {(site.path, site.signature.name) for site in sites if site.section == "custom"}
+        self.schemas: list[_Schema] = []
+        for site in sites:
+            sig = site.signature
+            if sig.namespace or site.section is None:
+                namespace = sig.namespace
+            else:
+                namespace = "npu" if (site.path, sig.name) in custom_names else "aten"
+            self.schemas.append(_Schema(site, sig, namespace))
+        self.by_op: dict[tuple[str, str], list[_Schema]] = {}
+        for schema in sorted(self.schemas, key=lambda s: _SECTION_RANK.get(s.site.section, 5)):
+            self.by_op.setdefault((schema.sig.name, schema.sig.overload), []).append(schema)
+        self.inferred: dict[tuple[str, int, int, str | None], _Schema] = {
+            (s.site.path, s.site.line, s.site.column, s.site.op_hint): s for s in self.schemas if s.site.op_hint is not None
+        }
+
+    def declaring(self, reg: Registration) -> list[_Schema]:
+        """Schemas that declare ``reg``'s op, those in its own namespace first."""
+        found = [s for s in self.by_op.get((reg.name, reg.overload), ()) if s.covers(reg.namespace)]
+        return sorted(found, key=lambda s: s.namespace != reg.namespace)  # stable: section order within
+
+    def inferred_from(self, path: str, op: CustomOp) -> _Schema | None:
+        return self.inferred.get((path, op.line, op.column, op.name))
+
+
+@shared_index
+def _index(project: LintProject) -> _Index:
+    """The project's schema index, built once: six rules bind registrations to schemas."""
+    return _Index(project)
 
 
 @dataclass(frozen=True)
@@ -64,10 +103,6 @@ class _Bound:
         return Violation(message, line=self.reg.line, column=self.reg.column, hint=hint, path=self.file.path, op=self.reg.op)
 
 
-def _schemas(project: LintProject) -> list[_Schema]:
-    return [_Schema(site, site.signature) for site in project.all_schema_sites() if site.signature is not None]
-
-
 def _registrations(project: LintProject) -> Iterator[tuple[RegistrationFile, Registration]]:
     for file in project.python_files:
         for reg in file.registrations:
@@ -78,20 +113,31 @@ def _bound(project: LintProject) -> Iterator[_Bound]:
     """Each registration with the schema PyTorch will call it for.
 
     A custom_op's fake binds to the custom_op's own inferred schema (what torch registers at run
-    time); any other registration to a declaring schema, the one in its namespace first.
+    time); any other registration to a declaring schema, the one in its namespace first, then the
+    op's own section before its repeats (``custom:`` before ``symint:``).
     """
     if not project.python_files:  # nothing registered: skip indexing every schema of a large yaml
         return
-    schemas = _schemas(project)
+    index = _index(project)
     for file, reg in _registrations(project):
         if reg.custom_op is not None:
-            own = next((s for s in schemas if s.site.path == file.path and s.is_inferred_from(reg.custom_op)), None)
+            own = index.inferred_from(file.path, reg.custom_op)
             if own is not None:
                 yield _Bound(file, reg, own)
             continue
-        candidates = sorted((s for s in schemas if s.declares(reg)), key=lambda s: s.namespace != reg.namespace)
+        candidates = index.declaring(reg)
         if candidates:
             yield _Bound(file, reg, candidates[0])
+
+
+_PYTHON_RESERVED = frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+def _schema_name(parameter: str) -> str:
+    """The schema argument a parameter spells: ``input_`` is ``input`` (PEP 8's trailing underscore
+    for a name that would be a keyword or shadow a builtin), anything else itself."""
+    base = parameter[:-1]
+    return base if parameter.endswith("_") and base in _PYTHON_RESERVED else parameter
 
 
 # ------------------------------------------------------------------------------------------------
@@ -146,11 +192,13 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
     """
     if not project.python_files:
         return
-    registrations = [reg for _, reg in _registrations(project)]
-    for schema in _schemas(project):
+    registered: dict[tuple[str, str], list[Registration]] = {}
+    for _, reg in _registrations(project):
+        registered.setdefault((reg.name, reg.overload), []).append(reg)
+    for schema in _index(project).schemas:
         if not schema.site.is_custom:
             continue
-        if any(schema.declares(reg) for reg in registrations):
+        if any(schema.declares(reg) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
             continue
         what = "register_fake" if schema.site.dialect is Dialect.TORCH_LIBRARY and schema.site.op_hint else "Meta registration"
         yield Violation(
@@ -181,7 +229,8 @@ def meta_arity(project: LintProject) -> Iterator[Violation]:
         for a in sig.kwarg_only_arguments:
             p = fn.parameter(a.name)
             if not fn.var_keyword and (p is None or p.kind == "positional_only"):
-                yield b.violation(f"keyword-only argument '{a.name}' is passed by name, but {fn.name} has no parameter '{a.name}'")
+                when = f" whenever it is not {a.default}" if a.default is not None else ""
+                yield b.violation(f"keyword-only argument '{a.name}' is passed by name{when}, but {fn.name} has no parameter '{a.name}'")
         supplied = {a.name for a in sig.kwarg_only_arguments}
         for index, p in enumerate(fn.parameters):
             never_passed = (p.kind == "keyword_only" or index >= len(sig.positional_arguments)) and p.name not in supplied
@@ -201,7 +250,7 @@ def meta_parameter_order(project: LintProject) -> Iterator[Violation]:
     """
     for b in _bound(project):
         fn, sig = b.reg.function, b.schema.sig
-        names = [p.name for p in fn.positional]
+        names = [_schema_name(p.name) for p in fn.positional]
         schema_names = [a.name for a in sig.positional_arguments]
         misplaced = [n for i, n in enumerate(schema_names) if n in names and names.index(n) != i]
         if misplaced:
@@ -221,9 +270,9 @@ def meta_parameter_names(project: LintProject) -> Iterator[Violation]:
     """
     for b in _bound(project):
         fn, sig = b.reg.function, b.schema.sig
-        names = {p.name for p in fn.parameters}
+        names = {_schema_name(p.name) for p in fn.parameters}
         for a, p in zip(sig.positional_arguments, fn.positional):
-            if p.name != a.name and a.name not in names:
+            if _schema_name(p.name) != a.name and a.name not in names:
                 yield b.violation(f"parameter '{p.name}' receives schema argument '{a.name}': name it '{a.name}'")
         for a in sig.kwarg_only_arguments:
             p = fn.parameter(a.name)
@@ -261,6 +310,8 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
             if not p.has_default:
                 yield b.violation(f"schema argument '{a.name}' defaults to {a.default}: calls that leave it there drop it, and {fn.name}'s '{p.name}' has no default")
                 continue
+            if _schema_name(p.name) != a.name and sig.argument(_schema_name(p.name)) is not None:
+                continue  # the parameter stands for another schema argument: misplaced (M003), not a default
             expected, found = _schema_default(a), _python_default(p.default)
             if expected is not _UNKNOWN and found is not _UNKNOWN and expected != found:
                 yield b.violation(f"'{p.name}' defaults to {p.default_text} but the schema's '{a.name}' defaults to {a.default}: calls that pass {a.default} get {p.default_text}")
@@ -273,12 +324,12 @@ def _return_problem(ret: ReturnSite, sig: OpSignature) -> str | None:
         return "returns None"
     single_tensor = count == 1 and sig.returns[0].type.is_tensor and not sig.returns[0].type.is_list
     if single_tensor and ret.shape in ("tuple", "list"):
-        return f"returns a {ret.shape} of {ret.arity}"
+        return f"returns a {ret.shape}" + (f" of {ret.arity}" if ret.arity is not None else "")
     if count >= 2:
         returned_arg = sig.argument(ret.param) if ret.param else None
         if ret.shape == "tensor" or (returned_arg is not None and returned_arg.is_tensor and not returned_arg.type.is_list):
             return "returns a single tensor"
-        if ret.shape == "tuple" and ret.arity != count:
+        if ret.shape == "tuple" and ret.arity is not None and ret.arity != count:
             return f"returns a tuple of {ret.arity}"
     return None
 
@@ -355,14 +406,14 @@ def custom_op_schema_mismatch(project: LintProject) -> Iterator[Violation]:
     """
     if not project.python_files:
         return
-    schemas = _schemas(project)
+    index = _index(project)
     for file in project.python_files:
         for op in file.custom_ops:
-            own = next((s for s in schemas if s.site.path == file.path and s.is_inferred_from(op)), None)
+            own = index.inferred_from(file.path, op)
             if own is None:
                 continue
             probe = Registration(op.namespace, op.name, "fake", op.function, op.line, op.column)
-            for declared in (s for s in schemas if s is not own and s.declares(probe)):
+            for declared in (s for s in index.declaring(probe) if s is not own):
                 where = f"{declared.site.path}:{declared.site.line}"
                 written = {a.name for a in own.sig.mutated_arguments}
                 expected = {a.name for a in declared.sig.mutated_arguments}
@@ -437,15 +488,21 @@ def registration_without_schema(project: LintProject) -> Iterator[Violation]:
     Usually a typo or a renamed op: at import time ``Library.impl`` fails for an op that does not
     exist, or the registration lands on another overload. Checked only when schemas were given
     (op_plugin_functions.yaml or ``--schema``), since otherwise nothing declares op-plugin ops.
+    Registrations on PyTorch's own namespaces (``Library("aten", "IMPL", "Meta")``) are checked
+    against a linted schema when one declares the op (``official:`` entries), never reported as
+    unknown: ATen's schemas are not among the inputs.
     """
     if not (project.yaml_files or project.schema_sites):
         return
     if not project.python_files:  # nothing registered: skip indexing every schema of a large yaml
         return
-    schemas = _schemas(project)
+    index = _index(project)
     for file, reg in _registrations(project):
-        if reg.custom_op is None and not any(s.declares(reg) for s in schemas):
-            yield Violation(f"{reg.style} registration for '{reg.qualname}', which no linted schema declares", line=reg.line, column=reg.column, path=file.path, op=reg.op)
+        if reg.custom_op is not None or index.declaring(reg):
+            continue
+        if reg.namespace in TORCH_NAMESPACES:
+            continue  # an ATen (or other PyTorch) op: its schema is PyTorch's, not in the linted inputs
+        yield Violation(f"{reg.style} registration for '{reg.qualname}', which no linted schema declares", line=reg.line, column=reg.column, path=file.path, op=reg.op)
 
 
 @rule(
@@ -504,12 +561,13 @@ def duplicate_registration(file: RegistrationFile) -> Iterator[Violation]:
     """The same op overload gets two Meta (or two fake) registrations in one file.
 
     torch raises at import ("already a kernel registered from python" / "already has a fake impl"),
-    and a reader cannot tell which function was meant.
+    and a reader cannot tell which function was meant. Registrations in different arms of one
+    ``if``/``else`` (a version switch), ``try``/``except`` or ``match`` never both run and are fine.
     """
-    first: dict[tuple[str, str, str], int] = {}
-    for reg in file.registrations:
+    earlier: dict[tuple[str, str, str], list[Registration]] = {}
+    for reg in sorted(file.registrations, key=lambda r: (r.line, r.column)):
         key = (reg.namespace, reg.op, reg.style)
-        if key in first:
-            yield Violation(f"'{reg.qualname}' already has a {reg.style} registration at line {first[key]}", line=reg.line, column=reg.column, op=reg.op)
-        else:
-            first[key] = reg.line
+        clash = next((r for r in earlier.get(key, ()) if not exclusive(r.branches, reg.branches)), None)
+        if clash is not None:
+            yield Violation(f"'{reg.qualname}' already has a {reg.style} registration at line {clash.line}", line=reg.line, column=reg.column, op=reg.op)
+        earlier.setdefault(key, []).append(reg)

@@ -93,7 +93,7 @@ class SchemaSite:
         return p if isinstance(p, OpSignature) else None
 
 
-@dataclass
+@dataclass(eq=False)  # identity: rules cache indexes per project (registry.shared_index)
 class LintProject:
     """Everything one `opkit lint` call loaded, so cross-file rules can see all of it."""
 

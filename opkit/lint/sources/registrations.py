@@ -147,6 +147,18 @@ class CustomOp:
         return f"{self.namespace}::{self.name}"
 
 
+# Where a statement sits among mutually exclusive branches: one (branching statement, branch index)
+# pair per enclosing ``if``/``else``, ``try``/``except`` handler or ``match`` case, outermost first.
+# The statement is identified by its position (line, column), so the path compares across parses.
+BranchPath = tuple[tuple[tuple[int, int], int], ...]
+
+
+def exclusive(a: BranchPath, b: BranchPath) -> bool:
+    """Whether code on path ``a`` and code on path ``b`` can never both run (different arms of one branch)."""
+    arms = dict(a)
+    return any(stmt in arms and arms[stmt] != arm for stmt, arm in b)
+
+
 @dataclass(frozen=True)
 class Registration:
     """A Python function PyTorch calls on fake tensors instead of the kernel: a Meta impl or a fake impl."""
@@ -158,6 +170,9 @@ class Registration:
     line: int
     column: int
     custom_op: CustomOp | None = None  # the custom_op of this file that a fake belongs to
+    # The branches the registration sits in: ``if version: @impl(m, "f") ... else: @impl(m, "f") ...``
+    # registers ``f`` once, whichever arm runs.
+    branches: BranchPath = field(default=(), compare=False)
 
     @property
     def name(self) -> str:
@@ -268,10 +283,10 @@ def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):
 def _return_shape(value: ast.expr | None, params: set[str]) -> tuple[str, int | None, str | None]:
     if value is None or (isinstance(value, ast.Constant) and value.value is None):
         return "none", None, None
-    if isinstance(value, ast.Tuple):
-        return "tuple", len(value.elts), None
-    if isinstance(value, ast.List):
-        return "list", len(value.elts), None
+    if isinstance(value, (ast.Tuple, ast.List)):
+        # ``(*heads, tail)`` has as many items as ``heads`` holds at run time: the arity is unknown.
+        arity = None if any(isinstance(e, ast.Starred) for e in value.elts) else len(value.elts)
+        return ("tuple" if isinstance(value, ast.Tuple) else "list"), arity, None
     if isinstance(value, ast.Name) and value.id in params:
         return "param", None, value.id
     if isinstance(value, ast.Call):
@@ -281,12 +296,28 @@ def _return_shape(value: ast.expr | None, params: set[str]) -> tuple[str, int | 
     return "unknown", None, None
 
 
+def _always_raises(stmt: ast.stmt) -> bool:
+    """``assert False`` and ``torch._check(False, ...)`` (the Meta idiom for "unsupported"): never fall through."""
+    if isinstance(stmt, ast.Assert):
+        return isinstance(stmt.test, ast.Constant) and not stmt.test.value
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func, args = stmt.value.func, stmt.value.args
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        position = _CHECKS.get(name)  # the condition's position
+        return position is not None and len(args) > position and isinstance(args[position], ast.Constant) and args[position].value is False
+    return False
+
+
+# torch._check and its variants raise when their condition is False; _check_with takes the error type first.
+_CHECKS = {"_check": 0, "_check_index": 0, "_check_value": 0, "_check_type": 0, "_check_not_implemented": 0, "_check_with": 1}
+
+
 def _ends_without_return(body: list[ast.stmt]) -> bool:
     """Whether control can reach the end of ``body``: conservative, only plain sequential endings count."""
     if not body:
         return True
     last = body[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
+    if isinstance(last, (ast.Return, ast.Raise)) or _always_raises(last):
         return False
     if isinstance(last, ast.If):
         return _ends_without_return(last.body) or _ends_without_return(last.orelse)
@@ -489,6 +520,38 @@ def _mutates_args(call: ast.Call) -> tuple[str, ...] | str | None:
     return None
 
 
+def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
+    """``id(statement)`` → the exclusive branches it sits in, for every statement of the module."""
+    paths: dict[int, BranchPath] = {}
+
+    def visit(body: list[ast.stmt], path: BranchPath) -> None:
+        for stmt in body:
+            paths[id(stmt)] = path
+            key = (stmt.lineno, stmt.col_offset)
+            if isinstance(stmt, ast.If):  # elif is an If in orelse: its arms nest
+                visit(stmt.body, (*path, (key, 0)))
+                visit(stmt.orelse, (*path, (key, 1)))
+            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                # A handler runs instead of the rest of the body (the import-fallback idiom); ``else``
+                # runs after the body, ``finally`` always.
+                visit(stmt.body, (*path, (key, 0)))
+                visit(stmt.orelse, (*path, (key, 0)))
+                for index, handler in enumerate(stmt.handlers, start=1):
+                    visit(handler.body, (*path, (key, index)))
+                visit(stmt.finalbody, path)
+            elif isinstance(stmt, ast.Match):
+                for index, case in enumerate(stmt.cases):
+                    visit(case.body, (*path, (key, index)))
+            else:  # def, class, for, while, with: their bodies are not alternatives to anything
+                for name in ("body", "orelse", "finalbody"):
+                    child = getattr(stmt, name, None)
+                    if isinstance(child, list):
+                        visit(child, path)
+
+    visit(tree.body, ())
+    return paths
+
+
 def _split_qualname(qualname: str) -> tuple[str, str]:
     ns, sep, name = qualname.partition("::")
     return (ns, name) if sep else ("", qualname)
@@ -503,6 +566,8 @@ class _Loader:
         self.libraries: dict[str, LibraryObject] = {}
         self.functions: dict[str, Function] = {}
         self.custom_ops: dict[str, CustomOp] = {}  # by the Python name the decorator rebinds
+        self.branches = _branch_paths(tree)
+        self.statement: dict[int, ast.stmt] = {}  # id(node) → the statement that holds it, for call registrations
 
     def load(self) -> None:
         self._find_libraries()
@@ -519,6 +584,7 @@ class _Loader:
                 self._decorator_registration(fn, dec)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                self.statement[id(node.value)] = node
                 self._call_registration(node.value)
 
     def _find_libraries(self) -> None:
@@ -572,7 +638,10 @@ class _Loader:
         return key == META_KEY
 
     def _add(self, namespace: str, op: str, style: str, function: Function, node: ast.AST, custom_op: CustomOp | None = None) -> None:
-        self.result.registrations.append(Registration(namespace, op, style, function, node.lineno, node.col_offset + 1, custom_op))
+        # A decorator sits in the branches of its function's ``def``, a call in those of its statement.
+        holder = self.statement.get(id(node), function.node)
+        branches = self.branches.get(id(holder), ())
+        self.result.registrations.append(Registration(namespace, op, style, function, node.lineno, node.col_offset + 1, custom_op, branches))
 
     def _decorator_registration(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
         function = self.parsed[id(fn)]
