@@ -344,12 +344,9 @@ class _Piece:
     column: int  # 1-based
 
 
-def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
-    """Split ``text[start:end]`` at commas outside brackets and quotes, keeping each piece's column."""
-    pieces: list[_Piece] = []
-    depth = 0
+def _unquoted(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
+    """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')')."""
     quote = ""
-    piece_start = start
     for i in range(start, end):
         ch = text[i]
         if quote:
@@ -357,7 +354,17 @@ def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
                 quote = ""
         elif ch in "\"'":
             quote = ch
-        elif ch in "([":
+        else:
+            yield i, ch
+
+
+def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
+    """Split ``text[start:end]`` at commas outside brackets and quotes, keeping each piece's column."""
+    pieces: list[_Piece] = []
+    depth = 0
+    piece_start = start
+    for i, ch in _unquoted(text, start, end):
+        if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
@@ -373,16 +380,10 @@ def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
 
 
 def _matching_paren(text: str, open_at: int) -> int:
+    """Index of the ')' closing the '(' at ``open_at``, or -1."""
     depth = 0
-    quote = ""
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if quote:
-            if ch == quote and text[i - 1] != "\\":
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "(":
+    for i, ch in _unquoted(text, open_at, len(text)):
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
-from opkit.signature import Dialect, SchemaError, check_schema
+from opkit.signature import Dialect, SchemaError, check_schema, iter_alias_letters
 
 
 def _error(site: SchemaSite) -> SchemaError | None:
@@ -98,10 +98,8 @@ def alias_set_reused(site: SchemaSite) -> Iterator[Violation]:
     if sig is None:
         return
     owners: dict[str, list] = {}
-    for a in sig.arguments:
-        if a.alias is not None:
-            for s in a.alias.sets:
-                owners.setdefault(s, []).append(a)
+    for letter, a in iter_alias_letters(sig):
+        owners.setdefault(letter, []).append(a)
     for letter, args in owners.items():
         if len(args) > 1 and any(a.is_mutated for a in args):
             names = ", ".join(a.name for a in args)
