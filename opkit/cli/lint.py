@@ -7,6 +7,7 @@ import sys
 import click
 
 from opkit.lint import Selection, Severity, lint, load_rules
+from opkit.lint.config import ConfigError, load_config
 from opkit.lint.reporters import FORMATTERS
 from opkit.lint.sources import INPUT_ERRORS
 from opkit.signature import Dialect
@@ -22,28 +23,36 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--dialect",
     type=click.Choice([d.value for d in Dialect]),
-    default=Dialect.OP_PLUGIN.value,
-    show_default=True,
-    help="Parser that --schema strings must satisfy: op-plugin's torchgen, or torch.library's C++ parser.",
+    default=None,
+    help="Parser that --schema strings must satisfy: op-plugin's torchgen (default), or torch.library's C++ parser.",
 )
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, repeatable).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATTERS)), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None, help="Lowest severity that makes the exit code 1 (default: error).")
 @click.option("--color/--no-color", default=None, help="Colour text output (default: only on a terminal).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the schema parse cache (see OPKIT_CACHE_DIR).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
 def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, no_cache, output) -> None:
     """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
 
+    Settings may also come from [tool.opkit.lint] in the nearest pyproject.toml (select, ignore,
+    fail-on, dialect); options given here override them.
+
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or unreadable input.
     """
     if not paths and not schemas:
         raise click.UsageError("nothing to lint: give PATH... or --schema SIG")
-    result = lint(paths, schemas=schemas, dialect=Dialect(dialect), selection=Selection(_codes(select), _codes(ignore)), use_cache=not no_cache)
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    selection = Selection(_codes(select) or config.select, _codes(ignore) or config.ignore)
+    dialect = Dialect(dialect or config.dialect or Dialect.OP_PLUGIN.value)
+    result = lint(paths, schemas=schemas, dialect=dialect, selection=selection, use_cache=not no_cache)
     colour = color if color is not None else (fmt == "text" and output.isatty())
     output.write(FORMATTERS[fmt](result.findings, colour=colour, files=result.files))
-    sys.exit(result.exit_code(Severity.parse(fail_on)))
+    sys.exit(result.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
 
 
 @click.command("rules")

@@ -121,3 +121,44 @@ def test_colour_only_on_a_terminal(tmp_path):
     assert plain.returncode == 1 and "\033[" not in plain.stdout
     forced = subprocess.run([sys.executable, "-m", "opkit", "lint", "--color", "--schema", RETURNS_INPUT], capture_output=True, text=True)
     assert "\033[" in forced.stdout
+
+
+def test_settings_from_pyproject_and_overrides(tmp_path, monkeypatch, run_opkit):
+    (tmp_path / "pyproject.toml").write_text('[tool.opkit.lint]\nignore = ["S101"]\nfail-on = "warning"\n')
+    nested = tmp_path / "src" / "ops"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)  # found by walking up, as ruff does
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT)
+    assert code == 0 and "S101" not in out
+    code, out = run_opkit("lint", "--schema", WARN_ONLY)
+    assert code == 1 and "S203" in out  # fail-on = warning
+    code, out = run_opkit("lint", "--schema", WARN_ONLY, "--fail-on", "error")
+    assert code == 0  # the option overrides the file
+    code, out = run_opkit("lint", "--schema", RETURNS_INPUT, "--ignore", "S2")
+    assert code == 1 and "S101" in out  # --ignore replaces the file's list
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ('[tool.opkit.lint]\nselct = ["S"]\n', "unknown key(s) in [tool.opkit.lint]: selct"),
+        ('[tool.opkit.lint]\nfail-on = "fatal"\n', "fail-on must be one of info, warning, error"),
+        ('[tool.opkit.lint]\nignore = 3\n', "ignore must be a list"),
+        ("[tool.opkit.lint\n", "cannot read settings"),
+    ],
+)
+def test_broken_settings_are_a_usage_error_naming_the_file(tmp_path, monkeypatch, run_opkit, table, message):
+    (tmp_path / "pyproject.toml").write_text(table)
+    monkeypatch.chdir(tmp_path)
+    code, out = run_opkit("lint", "--schema", GOOD)
+    assert code == 2
+    assert message in out and str(tmp_path / "pyproject.toml") in out
+
+
+def test_pyproject_without_opkit_settings_is_skipped(tmp_path, monkeypatch, run_opkit):
+    (tmp_path / "pyproject.toml").write_text('[tool.opkit.lint]\nignore = ["S101"]\n')
+    inner = tmp_path / "pkg"
+    inner.mkdir()
+    (inner / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    monkeypatch.chdir(inner)
+    assert run_opkit("lint", "--schema", RETURNS_INPUT)[0] == 0
