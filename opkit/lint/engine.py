@@ -51,6 +51,9 @@ def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dia
         except InputError as exc:
             project.input_findings.append(exc.finding(path))
             continue
+        except RecursionError:  # json, PyYAML and our builders recurse per nesting level
+            project.input_findings.append(InputError("E003", "nested too deeply to read").finding(path))
+            continue
         project.input_findings.extend(e.finding(path) for e in getattr(source, "structure_errors", ()))
         targets[kind].append(source)
     return project
@@ -115,19 +118,29 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
         parsed = site.parsed
         op = parsed.full_name if isinstance(parsed, OpSignature) else site.op_hint or _name_guess(site.text)
         for r in by_scope.get("schema", ()):
-            for v in r.run(site):
+            for v in _violations(r, site, site.path, findings):
                 # A violation's column is relative to the schema text; place it in the file.
                 column = site.column + (v.column - 1 if v.column else 0)
                 findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
     for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files)):
         for source in sources:
             for r in by_scope.get(scope, ()):
-                findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in r.run(source))
+                findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in _violations(r, source, source.path, findings))
     for r in by_scope.get("project", ()):
-        findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in r.run(project))
+        findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in _violations(r, project, "", findings))
 
     noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files) if getattr(s, "noqa", None)}
     return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
+
+
+def _violations(rule: Rule, subject: object, path: str, findings: list[Finding]) -> list[Violation]:
+    """Run one rule; a rule that crashes becomes an E005 finding instead of a traceback, and linting goes on."""
+    try:
+        return list(rule.run(subject))
+    except Exception as exc:  # a bug in opkit, reported like ruff reports a panicking rule
+        message = f"internal error: rule {rule.code} raised {type(exc).__name__}: {exc}; please report it with this input"
+        findings.append(Finding("E005", Severity.FATAL, message, path))
+        return []
 
 
 def _name_guess(text: str) -> str | None:

@@ -30,7 +30,8 @@ def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int
             lines.append(f"    hint: {f.hint}")
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     if findings:
-        parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in (Severity.FATAL, Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
+        # "fatal" stays singular: "2 fatal, 1 error, 3 warnings"
+        parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 and s is not Severity.FATAL else ''}" for s in (Severity.FATAL, Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
         lines.append(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''} ({', '.join(parts)}) in {files} file{'s' if files != 1 else ''}.")
     else:
         lines.append(f"All checks passed ({files} file{'s' if files != 1 else ''}).")

@@ -107,3 +107,34 @@ def test_valid_fragment_is_clean(tmp_path):
     path.write_text(VALID_FRAGMENT)
     result = lint([str(path)])
     assert [f for f in result.findings if f.severity >= 2] == []
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [("deep.yaml", "custom: " + "[" * 5000 + "]" * 5000 + "\n"), ("deep.json", "[" * 100000 + "]" * 100000)],
+)
+def test_absurd_nesting_is_a_diagnostic_not_a_recursion_traceback(tmp_path, run_opkit, name, content):
+    path = tmp_path / name
+    path.write_text(content)
+    exit_code, findings = _json(run_opkit, path)
+    assert exit_code == 2
+    assert [(f["code"], f["message"]) for f in findings] == [("E003", "nested too deeply to read")]
+
+
+def test_a_crashing_rule_becomes_an_internal_error_finding(tmp_path):
+    """Rules are code and code has bugs: the user gets E005 naming the rule, and the other rules still run."""
+    from opkit.lint.finding import Severity
+    from opkit.lint.registry import RULES, Rule
+
+    def crash(site):
+        raise ValueError("boom")
+        yield  # pragma: no cover
+
+    RULES["S999"] = Rule("S999", "crash-for-test", Severity.ERROR, "schema", "test", "", "x", crash)
+    try:
+        result = lint(schemas=["my_op_(Tensor(a!) self) -> Tensor(a!)"])
+    finally:
+        del RULES["S999"]
+    codes = {f.code: f for f in result.findings}
+    assert "internal error: rule S999 raised ValueError: boom" in codes["E005"].message
+    assert "S101" in codes and result.exit_code() == 2

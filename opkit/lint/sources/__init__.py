@@ -16,12 +16,13 @@ from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 # Larger inputs are refused rather than parsed: the real op_plugin_functions.yaml is ~350 KB.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
-# Input problems: stable codes, reported as FATAL findings (exit code 2), documented by `opkit rules`.
+# Problems that stop a file being fully checked: stable codes, FATAL findings (exit code 2), listed by `opkit rules`.
 INPUT_ERRORS = {
     "E001": ("unreadable-input", "The file cannot be read as text: missing, a directory, binary, not UTF-8, or too large."),
     "E002": ("syntax-error", "The file is not valid YAML, JSON or Python, as its extension says it should be."),
     "E003": ("unexpected-structure", "The file parses but is not shaped like the input it claims to be (a list where a mapping belongs, ...)."),
     "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py or .json)."),
+    "E005": ("internal-error", "A rule crashed on this input: a bug in opkit. The other rules and files are still checked; please report it with the input."),
 }
 
 
