@@ -16,15 +16,13 @@ from pathlib import Path
 
 import yaml
 
+from opkit import yamlio
+from opkit.lint.sources import InputError, read_text
 from opkit.signature import Dialect, SchemaError, parse_schema
 
 SECTION = "custom"
 FRAGMENT_PATH = Path("op_plugin", "op_plugin_functions.yaml")
 
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
 
 
 class YamlEditError(ValueError):
@@ -42,17 +40,28 @@ class YamlEdit:
     new_text: str  # the whole file after the edit (== the old text when present)
 
 
+def _read_yaml(path: Path, parse):
+    """``parse(text)`` of the file at ``path``; every way of failing is one YamlEditError naming the place."""
+    try:
+        return parse(read_text(str(path)))
+    except InputError as exc:
+        raise YamlEditError(f"{path}: {exc.message}") from None
+    except yamlio.TooDeep as exc:
+        raise YamlEditError(f"{path}: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise YamlEditError(f"{where}: not valid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise YamlEditError(f"{path}: not valid YAML: {exc}") from None
+
+
 def load_fragment(path: str | os.PathLike) -> dict:
     """The one entry of a generated fragment (a project directory or its op_plugin_functions.yaml)."""
     path = Path(path)
     if path.is_dir():
         path = path / FRAGMENT_PATH
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    except OSError as exc:
-        raise YamlEditError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise YamlEditError(f"{path} is not valid YAML: {exc}") from None
+    data = _read_yaml(path, yamlio.load)
     entries = data.get(SECTION) if isinstance(data, dict) else None
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise YamlEditError(f"{path} is not an opkit fragment: expected '{SECTION}:' holding exactly one entry")
@@ -99,14 +108,7 @@ def emit_entry(entry: dict, *, indent: int) -> str:
 def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
     """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise YamlEditError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise YamlEditError(f"{path} is not valid YAML: {exc}") from None
+    text, root = _read_yaml(path, lambda text: (text, yamlio.compose(text)))
     if not isinstance(root, yaml.MappingNode):
         raise YamlEditError(f"{path} is not an op_plugin_functions.yaml: the top level is not a mapping")
 
@@ -117,7 +119,7 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
             for item in value.value:
                 found = _entry_func(item)
                 if found == func:
-                    existing = yaml.load(yaml.serialize(item), Loader=_Loader)
+                    existing = yaml.load(yaml.serialize(item), Loader=yamlio.FAST_LOADER)
                     if key.value == SECTION and existing == entry:
                         return YamlEdit(path, func, "present", item.start_mark.line + 1, text)
                     raise YamlEditError(

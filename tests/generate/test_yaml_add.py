@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import shutil
 
+import pytest
+
 import yaml
 
 
@@ -72,3 +74,24 @@ def test_bad_fragment_is_refused(tmp_path, corpus_yaml, run_opkit):
     fragment.write_text("custom:\n  - func: my_op(Tensor x\n")
     code, out = run_opkit("yaml", "add", str(target), "--entry", str(fragment))
     assert code == 2 and "func does not parse" in out
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"custom: " + b"[" * 100000 + b"]" * 100000 + b"\n", "nested more than 500 levels deep"),
+        (b"\x00\x01", "binary file"),
+        (b"custom: []\n# caf\xe9\n", "not UTF-8"),
+        (b"custom: [\n", ":2:1: not valid YAML"),
+    ],
+    ids=["deep", "binary", "latin-1", "syntax"],
+)
+def test_yaml_add_refuses_unreadable_files_with_one_message(tmp_path, run_opkit, content, message):
+    target = tmp_path / "op_plugin_functions.yaml"
+    target.write_bytes(content)
+    project = tmp_path / "proj"
+    assert run_opkit("new", "my_op", "-o", str(project), "--no-verify", "--msopgen", "builtin")[0] == 0
+    code, output = run_opkit("yaml", "add", str(target), "--entry", str(project))
+    assert code == 2
+    assert message in output and len(output.strip().splitlines()) == 1
+    assert target.read_bytes() == content

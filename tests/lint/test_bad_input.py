@@ -111,14 +111,28 @@ def test_valid_fragment_is_clean(tmp_path):
 
 @pytest.mark.parametrize(
     "name, content",
-    [("deep.yaml", "custom: " + "[" * 5000 + "]" * 5000 + "\n"), ("deep.json", "[" * 100000 + "]" * 100000)],
+    [
+        ("deep.yaml", "custom: " + "[" * 5000 + "]" * 5000 + "\n"),
+        # deep enough to crash libyaml's C composer (a segfault, not an exception) if it were ever reached
+        ("deeper.yaml", "custom: " + "[" * 100000 + "]" * 100000 + "\n"),
+        ("block.yaml", "custom:\n" + "".join(" " * i + "-\n" for i in range(1, 2000))),
+        ("deep.json", "[" * 100000 + "]" * 100000),
+    ],
+    ids=["flow", "flow-100k", "block", "json"],
 )
-def test_absurd_nesting_is_a_diagnostic_not_a_recursion_traceback(tmp_path, run_opkit, name, content):
+def test_absurd_nesting_is_a_diagnostic_not_a_crash(tmp_path, run_opkit, name, content):
     path = tmp_path / name
     path.write_text(content)
     exit_code, findings = _json(run_opkit, path)
     assert exit_code == 2
-    assert [(f["code"], f["message"]) for f in findings] == [("E003", "nested too deeply to read")]
+    assert [f["code"] for f in findings] == ["E003"] and "nested" in findings[0]["message"]
+
+
+def test_nesting_bound_is_an_upper_bound():
+    from opkit import yamlio
+
+    assert yamlio.nesting_bound("a: [[1, [2]], {b: [3]}]\n") >= 3
+    assert yamlio.nesting_bound("custom:\n  - func: f(int[2] x) -> ()\n    op_api: [v2.1, newest]\n") < 10
 
 
 def test_a_crashing_rule_becomes_an_internal_error_finding(tmp_path):

@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from opkit.lint.sources import InputError, SchemaSite
-from opkit.lint.sources.op_plugin_yaml import YNode, _build, _Loader
+from opkit import yamlio
+from opkit.lint.sources.op_plugin_yaml import YNode, build_located
 from opkit.lint.suppression import NoqaMap
 
 
@@ -29,10 +30,10 @@ def _unlocated(value: Any, line: int = 1) -> YNode:
 
 def _locate(text: str, value: Any) -> YNode:
     try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError:
+        node = yamlio.compose(text)
+    except (yaml.YAMLError, yamlio.TooDeep):
         return _unlocated(value)
-    located = _build(node) if node is not None else None
+    located = build_located(node) if node is not None else None
     return located if located is not None and located.plain == value else _unlocated(value)
 
 

@@ -11,14 +11,11 @@ from typing import Any
 
 import yaml
 
+from opkit import yamlio
 from opkit.lint.sources import InputError, SchemaSite, read_text
 from opkit.lint.suppression import NoqaMap
 from opkit.signature import Dialect
 
-try:  # the C composer is ~10x faster; fall back when PyYAML was built without libyaml
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
 
 SECTIONS = ("official", "autograd", "custom", "symint", "quant")
 _SCALARS = yaml.constructor.SafeConstructor()
@@ -84,7 +81,8 @@ class YNode:
         return self.line, self.column
 
 
-def _build(node: yaml.Node) -> YNode:
+def build_located(node: yaml.Node) -> YNode:
+    """The located value of a composed node, recursively."""
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
     if isinstance(node, yaml.ScalarNode):
         if node.tag == _STR_TAG:  # most scalars: skip the constructor
@@ -96,17 +94,17 @@ def _build(node: yaml.Node) -> YNode:
                 value = node.value
         return YNode(value, line, column, "scalar", node.style in ("'", '"'))
     if isinstance(node, yaml.SequenceNode):
-        return YNode([_build(n) for n in node.value], line, column, "sequence")
+        return YNode([build_located(n) for n in node.value], line, column, "sequence")
     mapping: dict[str, YNode] = {}
     key_lines: dict[str, int] = {}
     key_columns: dict[str, int] = {}
     duplicates: list[DuplicateKey] = []
     for key_node, value_node in node.value:
-        key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else str(_build(key_node).plain)
+        key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else str(build_located(key_node).plain)
         key_line = key_node.start_mark.line + 1
         if key in mapping:
             duplicates.append(DuplicateKey(key, key_line, key_node.start_mark.column + 1, key_lines[key]))
-        mapping[key] = _build(value_node)  # like the codegen's loader, the last duplicate wins
+        mapping[key] = build_located(value_node)  # like the codegen's loader, the last duplicate wins
         if key not in key_lines:
             key_lines[key] = key_line
             key_columns[key] = key_node.start_mark.column + 1
@@ -209,17 +207,19 @@ def load_op_plugin_yaml(path: str, text: str | None = None) -> OpPluginFile:
     if not text.strip():
         raise InputError("E003", "empty file: expected an op_plugin_functions.yaml mapping (all_version, official, custom, ...)")
     try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        nodes = yamlio.compose_all(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise InputError("E002", f"invalid YAML: {exc.problem or exc}", line=line, column=column) from None
     except yaml.YAMLError as exc:
         raise InputError("E002", f"invalid YAML: {exc}") from None
+    except yamlio.TooDeep as exc:
+        raise InputError("E003", str(exc)) from None
     nodes = [n for n in nodes if n is not None]
     if len(nodes) != 1:
         raise InputError("E003", f"expected one YAML document, found {len(nodes)}")
-    root = _build(nodes[0])
+    root = build_located(nodes[0])
     if root.kind != "mapping":
         raise InputError(
             "E003",
