@@ -61,3 +61,20 @@ def compose(text: str) -> yaml.Node | None:
 def load(text: str) -> Any:
     _check(text)
     return yaml.load(text, Loader=FAST_LOADER)
+
+
+def error_position(exc: yaml.YAMLError) -> tuple[int, int, str]:
+    """(line, column, problem) of a PyYAML error, 1-based, on one line; (1, 1, message) without a mark."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        if mark is not None:
+            return mark.line + 1, mark.column + 1, problem
+        return 1, 1, problem
+    return 1, 1, " ".join(str(exc).split())
+
+
+def describe_error(path: object, exc: yaml.YAMLError) -> str:
+    """``path:line:col: not valid YAML: problem``: one line, as every opkit message about a file."""
+    line, column, problem = error_position(exc)
+    return f"{path}:{line}:{column}: not valid YAML: {problem}"

@@ -239,14 +239,17 @@ def _check_lint_clean(spec: OpSpec) -> None:
 
 def load_spec(project_dir: str | os.PathLike) -> OpSpec:
     """Read and re-validate ``opkit.json`` of a generated project."""
+    from opkit.lint.sources import InputError, read_text
+
     path = os.path.join(project_dir, SPEC_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise SpecError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = json.loads(read_text(path))
+    except InputError as exc:
+        raise SpecError(f"cannot read {path}: {exc.message}") from None
     except json.JSONDecodeError as exc:
         raise SpecError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{path} is nested too deeply to read") from None
     return spec_from_json(data, where=path)
 
 

@@ -48,12 +48,8 @@ def _read_yaml(path: Path, parse):
         raise YamlEditError(f"{path}: {exc.message}") from None
     except yamlio.TooDeep as exc:
         raise YamlEditError(f"{path}: {exc}") from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise YamlEditError(f"{where}: not valid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise YamlEditError(f"{path}: not valid YAML: {exc}") from None
+        raise YamlEditError(yamlio.describe_error(path, exc)) from None
 
 
 def load_fragment(path: str | os.PathLike) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from opkit import naming
+from opkit.generate.spec import SPEC_FILE
+from opkit.generate.yaml_edit import FRAGMENT_PATH as YAML_FILE
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 from opkit.verify.report import GraphEntryReport, Problem, Stage
 
-SPEC_FILE = "opkit.json"
-YAML_FILE = Path("op_plugin") / "op_plugin_functions.yaml"
 REFERENCE_FILE = "reference.py"
 
 
@@ -52,22 +51,18 @@ class Project:
 
 
 def load_project(root: str | Path) -> Project:
+    from opkit.generate.spec import SpecError, load_spec
+
     root = Path(root)
-    spec_path = root / SPEC_FILE
+    if not (root / SPEC_FILE).is_file():
+        raise ProjectError(f"{root} is not an opkit project: no {SPEC_FILE}")
     try:
-        spec = json.loads(spec_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProjectError(f"{root} is not an opkit project: no {SPEC_FILE}") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ProjectError(f"cannot read {spec_path}: {exc}") from None
-    missing = [k for k in ("name", "schema") if not spec.get(k)]
-    if missing:
-        raise ProjectError(f"{spec_path} lacks {', '.join(missing)}")
-    name = spec["name"]
-    style = spec.get("style", "op-plugin")
-    namespace = spec.get("namespace") or "npu"
+        spec = load_spec(root)  # the one reader of opkit.json, validated as `opkit new` wrote it
+    except SpecError as exc:
+        raise ProjectError(str(exc)) from None
+    name, style, namespace = spec.name, spec.style, spec.namespace
     func, source = _yaml_func(root / YAML_FILE, name)
-    text = func or spec["schema"]
+    text = func or spec.schema
     try:
         signature = parse_schema(text, Dialect.OP_PLUGIN)
     except SchemaError:
@@ -93,11 +88,19 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
         return None, ""
     import yaml
 
+    from opkit import yamlio
+    from opkit.lint.sources import InputError, read_text
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yamlio.load(read_text(str(path))) or {}
+    except InputError as exc:
+        raise ProjectError(f"cannot read {path}: {exc.message}") from None
     except yaml.YAMLError as exc:
-        raise ProjectError(f"cannot parse {path}: {exc}") from None
-    for entry in data.get("custom", []) or []:
+        raise ProjectError(yamlio.describe_error(path, exc)) from None
+    except yamlio.TooDeep as exc:
+        raise ProjectError(f"{path}: {exc}") from None
+    entries = data.get("custom", []) if isinstance(data, dict) else []
+    for entry in entries if isinstance(entries, list) else []:
         func = entry.get("func") if isinstance(entry, dict) else None
         if isinstance(func, str) and func.split("(", 1)[0].split(".", 1)[0].strip() == name:
             return func, str(YAML_FILE)

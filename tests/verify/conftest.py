@@ -8,14 +8,26 @@ from pathlib import Path
 
 import pytest
 
+from opkit.generate.spec import make_spec
+
 
 def write_project(
-    root: Path, *, name: str, schema: str, meta: str, style: str = "op-plugin", namespace: str = "npu", reference: str | None = None
+    root: Path,
+    *,
+    name: str,
+    schema: str,
+    meta: str,
+    style: str = "op-plugin",
+    namespace: str = "npu",
+    reference: str | None = None,
+    generated_schema: str | None = None,
 ) -> Path:
+    """``schema`` goes into the yaml entry; ``generated_schema`` (default: the same) into opkit.json, as
+    `opkit new` wrote it before a user edited the yaml."""
     (root / "op_plugin").mkdir(parents=True, exist_ok=True)
     (root / "meta").mkdir(exist_ok=True)
-    spec = {"name": name, "schema": schema, "style": style, "namespace": namespace, "dtypes": ["float16"], "soc": ["ascend910b"]}
-    (root / "opkit.json").write_text(json.dumps(spec, indent=2))
+    spec = make_spec(name, schema=generated_schema or schema, style=style, namespace=namespace)
+    (root / "opkit.json").write_text(json.dumps(spec.to_json(), indent=2))
     (root / "op_plugin" / "op_plugin_functions.yaml").write_text(
         f"custom:\n  - func: {schema}\n    op_api: all_version\n    gen_opapi:\n      exec: aclnn{name.title().replace('_', '')}\n"
     )

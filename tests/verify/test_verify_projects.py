@@ -127,6 +127,7 @@ def test_cli_exit_1_for_a_project_that_returns_its_mutated_input(run_opkit, make
         "bad",
         name="bad_inplace",
         schema="bad_inplace(Tensor(a!) x, Tensor y) -> Tensor(a!)",
+        generated_schema="bad_inplace(Tensor(a!) x, Tensor y) -> ()",
         meta='''
         from torch.library import Library, impl
         m = Library("npu", "IMPL", "Meta")
@@ -166,3 +167,21 @@ def test_cli_verify_op_with_example(run_opkit, tmp_path):
     code, out = run_opkit("verify", "--op", "opkit_t_cli::twice", "--load", str(defs), "--example", "torch.randn(2, 3)")
     assert code == 0, out
     assert "op opkit_t_cli::twice: as direct in the aot graph" in out
+
+
+@pytest.mark.parametrize(
+    "file, content, message",
+    [
+        ("opkit.json", b"\xff\xfe", "not UTF-8"),
+        ("opkit.json", b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+        ("opkit.json", b'{"name": "my_op"}', "opkit.json: (top level): 'schema' is a required property"),
+        ("op_plugin/op_plugin_functions.yaml", b"custom: " + b"[" * 100000 + b"]" * 100000, "nested more than 500 levels deep"),
+        ("op_plugin/op_plugin_functions.yaml", b"custom: [\n", "op_plugin_functions.yaml:2:1: not valid YAML"),
+    ],
+    ids=["binary-spec", "deep-spec", "incomplete-spec", "deep-yaml", "bad-yaml"],
+)
+def test_unreadable_project_files_are_one_message_and_exit_2(run_opkit, my_op_project, file, content, message):
+    (my_op_project / file).write_bytes(content)
+    code, out = run_opkit("verify", str(my_op_project))
+    assert code == 2
+    assert message in out and "Traceback" not in out and len(out.strip().splitlines()) == 1

@@ -208,12 +208,9 @@ def load_op_plugin_yaml(path: str, text: str | None = None) -> OpPluginFile:
         raise InputError("E003", "empty file: expected an op_plugin_functions.yaml mapping (all_version, official, custom, ...)")
     try:
         nodes = yamlio.compose_all(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise InputError("E002", f"invalid YAML: {exc.problem or exc}", line=line, column=column) from None
     except yaml.YAMLError as exc:
-        raise InputError("E002", f"invalid YAML: {exc}") from None
+        line, column, problem = yamlio.error_position(exc)
+        raise InputError("E002", f"invalid YAML: {problem}", line=line, column=column) from None
     except yamlio.TooDeep as exc:
         raise InputError("E003", str(exc)) from None
     nodes = [n for n in nodes if n is not None]
