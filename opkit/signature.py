@@ -711,13 +711,56 @@ def _parse_torch_library(text: str) -> OpSignature:
     )
 
 
+# What torch's C++ schema parser accepts as a default value (measured on torch 2.13's parse_schema).
+_NUMBER_RE = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_INT_RE = re.compile(r"^-?\d+$")
+# The identifiers its lexer resolves in a default (a dtype, a layout, a memory format, a reduction).
+_DEFAULT_IDENTIFIERS = frozenset({"True", "False", "None", "float", "long", "strided", "contiguous_format", "Mean"})
+# List element kinds that may have a list default, and what each element must be.
+_LIST_ELEMENTS = {"int": _INT_RE.match, "SymInt": _INT_RE.match, "ScalarType": _INT_RE.match,
+                  "float": _NUMBER_RE.match, "bool": lambda e: e in ("True", "False")}  # fmt: skip
+
+
+def _scalar_default_ok(text: str) -> bool:
+    quoted = len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]
+    return quoted or text in _DEFAULT_IDENTIFIERS or bool(_NUMBER_RE.match(text))
+
+
+def default_problem(type_: ArgType, default: str) -> str | None:
+    """Why torch's C++ parser rejects ``default`` for ``type_``, or None.
+
+    Scalars (and every optional type) take a number, a string, True/False/None or one of a few
+    identifiers; a plain Tensor only None; lists a bracketed list of their element type (a sized list
+    also one element), and lists of tensors, strings or Scalars no default at all.
+    """
+    if type_.is_list and not type_.optional:
+        element_ok = _LIST_ELEMENTS.get(type_.base) if not type_.elem_optional else None
+        if element_ok is None:
+            return f"a {type_} argument cannot have a default"
+        if type_.size is not None and element_ok(default):
+            return None
+        if default.startswith("[") and default.endswith("]"):
+            inner = default[1:-1].strip()
+            elements = [e.strip() for e in inner.split(",")] if inner else []
+            if all(e and element_ok(e) for e in elements):
+                return None
+        return f"default {default} is not a list of {type_.base} values"
+    if type_.is_tensor and not type_.optional:
+        return None if default == "None" else f"a Tensor default can only be None, not {default}"
+    return None if _scalar_default_ok(default) else f"default {default} is not a number, a string, True, False or None"
+
+
 def check_schema(arguments: Sequence[Argument], text: str, dialect: Dialect = Dialect.TORCH_LIBRARY) -> SchemaError | None:
-    """torch's ``FunctionSchema::checkSchema``, which torchgen does not run: no positional argument
-    without a default after one with a default (lists are exempt, "historically serialized
-    broadcasting lists"). torch_npu's ``m.def`` runs it on every op-plugin ``custom:`` entry."""
+    """What torch's C++ schema parser checks and torchgen does not; torch_npu's ``m.def`` runs it on
+    every op-plugin ``custom:`` entry. Defaults must suit their types (``default_problem``), and no
+    positional argument without a default may follow one with a default (``FunctionSchema::checkSchema``;
+    lists are exempt, "historically serialized broadcasting lists")."""
     seen_default = False
     for a in arguments:
         if a.default is not None:
+            problem = default_problem(a.type, a.default)
+            if problem is not None:
+                return SchemaError(problem, text=text, column=a.column or 1, dialect=dialect, hint="torch.library parses defaults by type: write e.g. 1, 1.5, True, None, 'text', [1,1]")
             seen_default = True
         elif seen_default and not a.kwarg_only and not (a.type.is_list and not a.type.optional):
             return SchemaError(

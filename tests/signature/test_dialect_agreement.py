@@ -47,6 +47,8 @@ TYPES = {
     "Dimname": [],
     "Foo": [],
 }
+# Defaults torch accepts for some types and rejects for others: the dialect must agree on each.
+ODD_DEFAULTS = ["inf", "-inf", "true", "x", "[1.5]", "[None]", "[True]", "1.", "long", "Mean", '"cpu"', "[1,]", "[]", "None", "1"]
 ANNOTATIONS = ["", "(a)", "(a!)", "(b!)", "(a0!)", "(A!)"]
 COMMAS = [", ", ", ", ", ", ",", " , "]
 ARROWS = [" -> ", " -> ", "->", "  ->  "]
@@ -61,7 +63,7 @@ def arguments(draw):
         type_ = "Tensor" + annotation + type_[len("Tensor") :]
     name = draw(st.sampled_from(NAMES))
     defaults = TYPES[type_.split("(")[0] + (type_.split(")", 1)[1] if ")" in type_ else "")] if "(" in type_ else TYPES[type_]
-    default = draw(st.sampled_from([None, *defaults])) if defaults else None
+    default = draw(st.sampled_from([None, *defaults, *ODD_DEFAULTS]))
     return f"{type_} {name}" + (f"={default}" if default is not None else "")
 
 
