@@ -162,3 +162,16 @@ def test_pyproject_without_opkit_settings_is_skipped(tmp_path, monkeypatch, run_
     (inner / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
     monkeypatch.chdir(inner)
     assert run_opkit("lint", "--schema", RETURNS_INPUT)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "schema, fragment",
+    [
+        ("my_op(Tensor x, int[] k=1) -> Tensor", "not a list of int values"),
+        ("my_op(Tensor x, float eps=inf) -> Tensor", "default inf is not a number"),
+        ("my_op(Tensor x=0) -> Tensor", "a Tensor default can only be None"),
+    ],
+)
+def test_s004_reports_defaults_torch_npu_would_reject(run_opkit, schema, fragment):
+    code, out = run_opkit("lint", "--schema", schema, "--select", "S004")
+    assert code == 1 and "S004" in out and fragment in out

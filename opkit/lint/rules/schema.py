@@ -247,8 +247,9 @@ def rejected_by_torch_library(site: SchemaSite) -> Iterator[Violation]:
     """torchgen accepts the ``func`` but torch's C++ schema parser rejects it; new ops only.
 
     torch_npu registers every ``custom:`` entry with ``m.def(schema)``, which runs the C++ parser
-    (``torch._C.parse_schema``) at import time. It enforces what torchgen does not, such as "no
-    positional argument without a default after one with a default" (lists excepted): such an entry
+    (``torch._C.parse_schema``) at import time. It enforces what torchgen does not: "no positional
+    argument without a default after one with a default" (lists excepted), and defaults that suit
+    their types (``int[] k=1``, ``Tensor x=0`` and ``float eps=inf`` are rejected). Such an entry
     builds, then ``import torch_npu`` fails.
     """
     sig = site.signature
