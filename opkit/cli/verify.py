@@ -7,9 +7,10 @@ import sys
 
 import click
 
+from opkit.verify.backends import backend_names
 from opkit.verify.report import format_report
 
-BACKEND_CHOICES = ["auto", "npugraph_ex", "aot_eager", "inductor", "eager"]
+BACKEND_CHOICES = backend_names()  # the registry in opkit.verify.backends: adding a backend adds the choice
 
 
 def _load_files(paths: tuple[str, ...]) -> None:
