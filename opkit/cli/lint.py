@@ -8,7 +8,7 @@ import click
 
 from opkit.lint import Selection, Severity, lint, load_rules
 from opkit.lint.config import ConfigError, load_config
-from opkit.lint.reporters import FORMATTERS
+from opkit.lint.reporters import FORMATTERS, format_statistics
 from opkit.lint.sources import INPUT_ERRORS
 from opkit.signature import Dialect
 
@@ -30,10 +30,11 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATTERS)), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None, help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each code has instead of the findings.")
 @click.option("--color/--no-color", default=None, help="Colour text output (default: only on a terminal).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the schema parse cache (see OPKIT_CACHE_DIR).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
-def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, no_cache, output) -> None:
+def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statistics, color, no_cache, output) -> None:
     """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
 
     Settings may also come from [tool.opkit.lint] in the nearest pyproject.toml (select, ignore,
@@ -51,7 +52,8 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, color, n
     dialect = Dialect(dialect or config.dialect or Dialect.OP_PLUGIN.value)
     result = lint(paths, schemas=schemas, dialect=dialect, selection=selection, use_cache=not no_cache)
     colour = color if color is not None else (fmt == "text" and output.isatty())
-    output.write(FORMATTERS[fmt](result.findings, colour=colour, files=result.files))
+    formatter = format_statistics if statistics else FORMATTERS[fmt]
+    output.write(formatter(result.findings, colour=colour, files=result.files))
     sys.exit(result.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
 
 

@@ -38,6 +38,17 @@ def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int
     return "\n".join(lines) + "\n"
 
 
+def format_statistics(findings: Sequence[Finding], **_: object) -> str:
+    """One line per code, most frequent first, as ``ruff --statistics`` prints: count, code, severity, name."""
+    from collections import Counter
+
+    names = {code: r.name for code, r in load_rules().items()} | {code: name for code, (name, _) in INPUT_ERRORS.items()}
+    severity = {f.code: f.severity for f in findings}
+    counts = Counter(f.code for f in findings)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "".join(f"{n:>6}  {code:<5} {str(severity[code]):<8} {names.get(code, '')}\n" for code, n in rows)
+
+
 def format_json(findings: Sequence[Finding], **_: object) -> str:
     return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
 

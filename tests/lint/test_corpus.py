@@ -131,3 +131,13 @@ def test_yaml_rules_are_cheap(corpus_yaml):
     it = iter(sources)
     rules_time = best(lambda: [v for s in [next(it)] for r in y_rules for v in r.run(s)])
     assert rules_time < bare, (rules_time, bare)
+
+
+def test_statistics_summarise_the_corpus_by_code(corpus_yaml, run_opkit):
+    code, out = run_opkit("lint", "--statistics", str(corpus_yaml))
+    assert code == 1
+    lines = [line.split() for line in out.splitlines()]
+    counts = {row[1]: int(row[0]) for row in lines}
+    assert counts["S101"] == 42 and counts["S002"] == 29
+    assert [int(row[0]) for row in lines] == sorted((int(row[0]) for row in lines), reverse=True)
+    assert ["42", "S101", "error", "returns-mutated-input"] in lines
