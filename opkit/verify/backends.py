@@ -101,7 +101,8 @@ def _npugraph_ex_unavailable() -> str | None:
 @backend("npugraph_ex", device="npu", sees_aot_graph=False, unavailable=_npugraph_ex_unavailable)
 def _npugraph_ex(capture: GraphCapture) -> Callable:
     # `import torch_npu` registers "npugraph_ex" with Dynamo (torch_npu/dynamo/__init__.py:
-    # _register_npu_backend(_get_npugraph_ex_backend(), "npugraph_ex")); it runs TorchAir's own
+    # _register_npu_backend(_get_npugraph_ex_backend(), "npugraph_ex"); read in the torch-npu 2.13.0
+    # wheel, which also lets Dynamo find it through an entry point); it runs TorchAir's own
     # AOTAutograd, passes and aclgraph capture, so only Dynamo's graph is visible from here.
     import torch._dynamo
     import torch_npu  # noqa: F401
