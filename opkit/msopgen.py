@@ -116,16 +116,11 @@ def attr_default(arg: Argument) -> bool | int | float | str | list:
     if text == "None":
         raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        value = arg.default_value
+    except ValueError:
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' is not a literal msOpGen can carry") from None
-    if arg.type.is_list and not isinstance(value, list):
-        # int[2] k=1 means [1, 1]: a scalar default of a sized list is broadcast.
-        value = [value] * (arg.type.size or 1)
     if isinstance(value, str) and (FORBIDDEN_DEFAULT_CHARS & set(value) or len(value) > MAX_DEFAULT_LENGTH):
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' contains characters msOpGen rejects")
-    if arg.type.base == "float":
-        value = [float(v) for v in value] if isinstance(value, list) else float(value)
     return value
 
 
@@ -201,4 +196,7 @@ def prototype_from_signature(
             if not ret.type.is_tensor or ret.type.is_list:
                 raise UnsupportedSignature(f"return '{ret}' is not a single Tensor; msOpGen outputs are tensors")
             outputs.append(desc(name, "required"))
+    if not outputs:
+        # An AI Core op writes its result to an output; an op that returns nothing and mutates nothing does no work.
+        raise UnsupportedSignature("the op returns nothing and mutates nothing; return a Tensor or mark the written input Tensor(a!)")
     return Prototype(sig.op_type, tuple(inputs), tuple(outputs), tuple(attrs))

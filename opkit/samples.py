@@ -44,8 +44,13 @@ def _sample(arg: Argument) -> SampleArg:
 
 
 def sample_call(signature: OpSignature) -> tuple[SampleArg, ...]:
-    """Arguments for one plausible call: every argument without a default (PyTorch fills the rest).
+    """Arguments for one plausible call: every argument PyTorch cannot omit (it fills in the rest).
 
+    A defaulted argument before one without a default cannot be omitted: it gets its default.
     Optional tensors are passed (an absent one exercises less); lists get two elements.
     """
-    return tuple(_sample(a) for a in signature.arguments if a.default is None)
+    return tuple(
+        _sample(a) if a.default is None else SampleArg(a.name, "value", a.kwarg_only, a.default_value)
+        for a in signature.arguments
+        if not signature.is_omittable(a)
+    )

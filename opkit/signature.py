@@ -172,6 +172,34 @@ class Argument:
     def is_mutated(self) -> bool:
         return self.alias is not None and self.alias.is_write
 
+    @property
+    def default_value(self) -> object:
+        """The default as a Python value: None, True, 3, 1.5, "text", [1, 1] (``int[2] k=1`` → [1, 1]).
+
+        Raises ValueError when there is no default, or it is a name torch resolves itself
+        (``contiguous_format``, ``Mean``, ``float``) rather than a literal.
+        """
+        import ast
+
+        text = self.default
+        if text is None:
+            raise ValueError(f"argument {self.name!r} has no default")
+        if text in ("None", "True", "False"):
+            return {"None": None, "True": True, "False": False}[text]
+        if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
+            return text[1:-1]
+        try:
+            value = ast.literal_eval(text)  # 3, -1, 1.5, 1., [1,1]
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise ValueError(f"default {text!r} of {self.name!r} is not a literal") from None
+        if isinstance(value, tuple):
+            value = list(value)
+        if self.type.is_list and not isinstance(value, list):
+            value = [value] * (self.type.size or 1)  # a sized list's scalar default is broadcast
+        if self.type.base == "float" and value is not None:
+            value = [float(v) for v in value] if isinstance(value, list) else float(value)
+        return value
+
     def __str__(self) -> str:
         s = f"{_type_str(self.type, self.alias)} {self.name}"
         return s if self.default is None else f"{s}={self.default}"
@@ -258,6 +286,25 @@ class OpSignature:
     @functools.cached_property
     def mutated_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if a.is_mutated)
+
+    @functools.cached_property
+    def omittable_arguments(self) -> tuple[Argument, ...]:
+        """Arguments PyTorch may leave out when it calls a kernel or Meta function.
+
+        It drops keyword-only arguments equal to their default, and positional ones equal to their
+        default only from the end: a defaulted argument followed by one without a default is always
+        passed. Each omittable argument needs a default in a Meta/fake function; the others cannot
+        have one there if a later parameter has none (Python's own rule).
+        """
+        trailing: list[Argument] = []
+        for a in reversed(self.positional_arguments):
+            if a.default is None:
+                break
+            trailing.append(a)
+        return tuple(a for a in self.arguments if (a.kwarg_only and a.default is not None) or any(a is t for t in trailing))
+
+    def is_omittable(self, argument: Argument) -> bool:
+        return any(argument is a for a in self.omittable_arguments)
 
     @functools.cached_property
     def out_arguments(self) -> tuple[Argument, ...]:

@@ -45,3 +45,10 @@ def test_generated_smoke_test_passes_under_pytest(tmp_path, run_opkit):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed, 1 skipped" in done.stdout
     assert "needs an Ascend NPU" in done.stdout  # the npu marker's reason, from opkit's pytest plugin
+
+
+def test_new_refuses_a_schema_whose_project_could_not_verify(tmp_path, run_opkit):
+    """torch parses a default before a required list, but opcheck's test_schema fails on it (S107)."""
+    code, out = run_opkit("new", "gap", "--schema", "gap(Tensor x, Tensor? y=None, int[] dims) -> Tensor", "-o", str(tmp_path / "gap"), "--no-verify")
+    assert code == 2 and "S107" in out
+    assert not (tmp_path / "gap").exists()

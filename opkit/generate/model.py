@@ -224,8 +224,11 @@ class ProjectModel:
     # -- Python: Meta / fake registration and MRE --------------------------------------------------
     @property
     def parameters(self) -> tuple[PyParam, ...]:
+        # Only arguments PyTorch may omit carry a default: Python allows no default before a parameter without one.
+        sig = self.signature
         return tuple(
-            PyParam(a.name, _annotation(a), _python_default(a), a.kwarg_only, a.is_mutated) for a in self.signature.arguments
+            PyParam(a.name, _annotation(a), _python_default(a) if sig.is_omittable(a) else _NO_DEFAULT, a.kwarg_only, a.is_mutated)
+            for a in sig.arguments
         )
 
     @property

@@ -9,7 +9,7 @@ from opkit.generate.model import ProjectModel
 from opkit.generate.spec import SpecError, make_spec
 from opkit.lint import lint
 
-TYPES = ["Tensor", "Tensor?", "Tensor[]", "Tensor(a!)", "Tensor(b!)", "int", "int[]", "int[2]", "SymInt", "float", "float[]",
+TYPES = ["Tensor", "Tensor", "Tensor?", "Tensor[]", "Tensor(a!)", "Tensor(b!)", "int", "int[]", "int[2]", "SymInt", "float", "float[]",
          "bool", "str", "Scalar", "ScalarType?", "Generator?", "Tensor?[]", "int?", "Dimname"]  # fmt: skip
 DEFAULTS = {"int": ["0", "3"], "float": ["1.0", "1e-6"], "bool": ["True"], "int[]": ["[1,1]"], "int[2]": ["[1,1]"], "str": ["'a'"],
             "Tensor?": ["None"], "int?": ["None"]}  # fmt: skip

@@ -124,3 +124,26 @@ def test_unsafe_names_are_refused(name):
 @pytest.mark.parametrize("name", ["my_op", "x", "attr_2", "type", "match"])
 def test_safe_names_are_accepted(name):
     assert naming.name_problem(name) is None
+
+
+def test_omittable_arguments_follow_pytorchs_calling_convention():
+    sig = parse_schema("f(Tensor x, Tensor? y=None, int[] dims, int k=2, float s=1.0, *, bool flag=False) -> ()", Dialect.TORCH_LIBRARY)
+    # y is followed by dims (no default), so PyTorch always passes it; k and s trail; flag is keyword-only.
+    assert [a.name for a in sig.omittable_arguments] == ["k", "s", "flag"]
+    assert sig.is_omittable(sig.argument("k")) and not sig.is_omittable(sig.argument("y"))
+
+
+@pytest.mark.parametrize(
+    "arg, value",
+    [("int[2] p=1", [1, 1]), ("float e=1e-6", 1e-6), ("float f=1", 1.0), ("str s='ab'", "ab"), ('str t="a, b"', "a, b"),
+     ("bool b=True", True), ("Tensor? t=None", None), ("int[] d=[1,2]", [1, 2]), ("float[] w=[1,2]", [1.0, 2.0])],
+)  # fmt: skip
+def test_default_values(arg, value):
+    (argument,) = parse_schema(f"f({arg}) -> ()", Dialect.TORCH_LIBRARY).arguments
+    assert argument.default_value == value and type(argument.default_value) is type(value)
+
+
+def test_default_value_of_an_enum_name_is_not_a_literal():
+    (argument,) = parse_schema("f(MemoryFormat? m=contiguous_format) -> ()", Dialect.TORCH_LIBRARY).arguments
+    with pytest.raises(ValueError, match="not a literal"):
+        argument.default_value

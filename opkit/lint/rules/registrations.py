@@ -146,22 +146,10 @@ def _schema_name(parameter: str) -> str:
 
 
 def _schema_default(arg: Argument) -> object:
-    text = arg.default
-    if text is None:
-        return _UNKNOWN
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    if text[:1] in "\"'" and text[-1:] == text[:1]:
-        return text[1:-1]
     try:
-        value = ast.literal_eval(text)  # 3, -1, 1.5, 1., [1,1]
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNKNOWN  # enum spellings such as Mean, contiguous_format
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if arg.type.is_list and arg.type.size:
-        return [value] * arg.type.size  # int[2] pads=1 means [1, 1]
-    return value
+        return arg.default_value
+    except ValueError:
+        return _UNKNOWN  # no default, or enum spellings such as Mean, contiguous_format
 
 
 def _python_default(node: ast.expr | None) -> object:
@@ -294,16 +282,11 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
     for b in _bound(project):
         fn, sig = b.reg.function, b.schema.sig
         positional = sig.positional_arguments
-        for i, a in enumerate(sig.arguments):
-            if a.default is None:
-                continue
+        for a in sig.omittable_arguments:
             if a.kwarg_only:
                 p = fn.parameter(a.name)
             else:
                 j = positional.index(a)
-                # Only an argument whose followers all have defaults can be dropped.
-                if any(later.default is None for later in positional[j + 1 :]):
-                    continue
                 p = fn.positional[j] if j < len(fn.positional) else None
             if p is None:
                 continue
