@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opkit.generate.model import ProjectModel
+from opkit.generate.project import generate_project
 from opkit.generate.spec import SpecError, make_spec
 from opkit.lint import lint
 
@@ -43,3 +45,33 @@ def test_accepted_schemas_model_cleanly_and_refused_ones_say_why(case):
     # What opkit new accepts, opkit lint accepts: the spec's schema has no lint error.
     errors = [f for f in lint(schemas=[spec.schema], dialect=spec.dialect).findings if f.severity >= 2]
     assert errors == []
+
+
+VALID_TYPES = ["Tensor", "Tensor", "Tensor?", "Tensor[]", "Tensor(a!)", "Tensor(b!)", "int", "int[]", "int[2]", "float", "float[]",
+               "bool", "str", "bool[]", "SymInt", "SymInt[]"]  # fmt: skip
+
+
+@st.composite
+def plausible_signatures(draw):
+    """Mostly signatures `opkit new` accepts, so whole projects get generated."""
+    args = []
+    for name in draw(st.lists(st.sampled_from(["x", "y", "weight", "attr1", "k2", "scale3", "eps", "mask"]), unique=True, min_size=1, max_size=5)):
+        type_ = draw(st.sampled_from(VALID_TYPES))
+        default = draw(st.sampled_from([None, *DEFAULTS.get(type_, [])]))
+        args.append(f"{type_} {name}" + (f"={default}" if default else ""))
+    returns = draw(st.sampled_from(["()", "Tensor", "(Tensor, Tensor)", "(Tensor a, Tensor b)"]))
+    return f"my_op({', '.join(args)}) -> {returns}", draw(st.sampled_from(["op-plugin", "custom-op"]))
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(plausible_signatures(), st.sampled_from(["float16", "float16,float", "int32"]), st.sampled_from(["ND", "ND,NCHW"]))
+def test_every_generated_project_lints_without_errors(tmp_path_factory, case, dtypes, formats):
+    schema, style = case
+    try:
+        spec = make_spec("my_op", schema=schema, style=style, dtypes=dtypes, formats=formats)
+    except SpecError:
+        return
+    project = generate_project(spec, tmp_path_factory.mktemp("p") / "my_op", msopgen_mode="builtin").path
+    errors = [(f.code, f.path, f.message) for f in lint([str(project)]).findings if f.severity >= 2]
+    assert errors == [], schema
