@@ -157,6 +157,7 @@ class _Registrations:
         self.libraries: list = []
         self.custom_ops: list = []
         self.modules: list[str] = []
+        self.qualnames: list[str] = []  # ops whose torch.ops packets must be forgotten on undo
 
     def adopt_module_globals(self, module) -> None:
         import torch
@@ -170,6 +171,7 @@ class _Registrations:
 
     def undo(self) -> None:
         import torch._dynamo
+        import torch.fx.operator_schemas
         from torch._library import custom_ops, simple_registry
 
         for opdef in self.custom_ops:
@@ -180,6 +182,19 @@ class _Registrations:
             lib._destroy()
         for name in self.modules:
             sys.modules.pop(name, None)
+        for qualname in self.qualnames:
+            # torch.ops caches each packet (and its overloads' schemas) as an attribute of the namespace:
+            # a later op of the same name with another schema would otherwise see the stale one.
+            namespace, name = qualname.split("::", 1)
+            packets = getattr(torch.ops, namespace)
+            if name in vars(packets):
+                delattr(packets, name)
+            if name in getattr(packets, "_dir", ()):
+                packets._dir.remove(name)
+            # torch.fx caches each op's Python signature by (name, overload) too (private, hence getattr).
+            signatures = getattr(torch.fx.operator_schemas, "_SCHEMA_TO_SIGNATURE_CACHE", {})
+            for key in [k for k in signatures if k[0] == qualname]:
+                del signatures[key]
         torch._dynamo.reset()  # compiled code may hold the destroyed ops
 
 
@@ -216,6 +231,7 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
 
     notes: list[str] = []
     regs = _Registrations()
+    regs.qualnames.append(project.qualname)
     on_npu = npu_available()
     try:
         ns = getattr(torch.ops, project.namespace)

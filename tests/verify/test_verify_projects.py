@@ -185,3 +185,46 @@ def test_unreadable_project_files_are_one_message_and_exit_2(run_opkit, my_op_pr
     code, out = run_opkit("verify", str(my_op_project))
     assert code == 2
     assert message in out and "Traceback" not in out and len(out.strip().splitlines()) == 1
+
+
+def test_two_projects_defining_one_op_name_differently_verify_in_one_process(make_project):
+    """Undoing a project's registration forgets torch's cached schema of the op (torch.ops, torch.fx)."""
+    first = make_project(
+        "first",
+        name="same_op",
+        schema="same_op(Tensor(a!) x, Tensor y) -> ()",
+        style="custom-op",
+        namespace="opkit_same",
+        meta="""
+        import torch
+
+        @torch.library.custom_op("opkit_same::same_op", mutates_args=("x",), device_types="npu")
+        def same_op(x: torch.Tensor, y: torch.Tensor) -> None:
+            raise NotImplementedError
+
+        @same_op.register_fake
+        def _(x: torch.Tensor, y: torch.Tensor) -> None:
+            return None
+        """,
+    )
+    second = make_project(
+        "second",
+        name="same_op",
+        schema="same_op(Tensor(a!) x, bool[] flags) -> ()",
+        style="custom-op",
+        namespace="opkit_same",
+        meta="""
+        import torch
+
+        @torch.library.custom_op("opkit_same::same_op", mutates_args=("x",), device_types="npu")
+        def same_op(x: torch.Tensor, flags: list[bool]) -> None:
+            raise NotImplementedError
+
+        @same_op.register_fake
+        def _(x: torch.Tensor, flags: list[bool]) -> None:
+            return None
+        """,
+    )
+    for root in (first, second, first):
+        report = verify_project(root)
+        assert report.ok, str(report)
