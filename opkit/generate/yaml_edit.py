@@ -139,8 +139,10 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
         block = emit_entry(entry, indent=4)
     else:
         raise YamlEditError(f"{path}: '{SECTION}:' is not a block list of entries; add the entry by hand")
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep the file's line endings
+    block = block.replace("\n", newline)
     if insert_at > 0 and insert_at <= len(lines) and not lines[insert_at - 1].endswith("\n"):
-        lines[insert_at - 1] += "\n"
+        lines[insert_at - 1] += newline
     new_text = "".join(lines[:insert_at]) + block + "".join(lines[insert_at:])
     return YamlEdit(path, func, "added", insert_at + 2 if block.startswith("\n") else insert_at + 1, new_text)
 

@@ -95,3 +95,17 @@ def test_yaml_add_refuses_unreadable_files_with_one_message(tmp_path, run_opkit,
     assert code == 2
     assert message in output and len(output.strip().splitlines()) == 1
     assert target.read_bytes() == content
+
+
+def test_yaml_add_keeps_windows_line_endings(tmp_path, run_opkit):
+    target = tmp_path / "op_plugin_functions.yaml"
+    original = b"official:\r\n  - func: a(Tensor x) -> Tensor\r\n    op_api: all_version\r\ncustom:\r\n  - func: b(Tensor x) -> Tensor\r\n    op_api: all_version\r\n"
+    target.write_bytes(original)
+    project = tmp_path / "proj"
+    assert run_opkit("new", "my_op", "-o", str(project), "--no-verify", "--msopgen", "builtin")[0] == 0
+    code, output = run_opkit("yaml", "add", str(target), "--entry", str(project))
+    assert code == 0, output
+    data = target.read_bytes()
+    assert data.startswith(original)
+    assert b"\n" not in data.replace(b"\r\n", b"")  # every line ends in CRLF
+    assert yaml.safe_load(data)["custom"][1]["func"].startswith("my_op(")
