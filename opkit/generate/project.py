@@ -47,6 +47,9 @@ def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
 
 
 def check_target(target: Path, *, force: bool) -> None:
+    blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise TargetError(f"cannot create {target}: {blocking} is a file, not a directory")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise TargetError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
@@ -61,8 +64,12 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
     model = ProjectModel(spec)
 
     created_parents = [p for p in reversed(target.parents) if not p.exists()]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.opkit-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.opkit-", dir=target.parent))
+    except OSError as exc:
+        _remove_empty(created_parents)
+        raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
     try:
         rendered = _render(spec, staging)
         check_written_documents(rendered, spec)
@@ -73,16 +80,23 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
         files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
         kept = _move_into_place(rendered, target, staging)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        for parent in reversed(created_parents):
-            try:
-                parent.rmdir()
-            except OSError:
-                break
+        _remove_empty(created_parents)
+        if isinstance(exc, OSError):  # a full disk, a permission: one message, nothing left behind
+            raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise
     shutil.rmtree(staging, ignore_errors=True)
     return GeneratedProject(target, spec, run, files, kept)
+
+
+def _remove_empty(created_parents: list[Path]) -> None:
+    """Remove the parent directories this run created, deepest first, as long as they are empty."""
+    for parent in reversed(created_parents):
+        try:
+            parent.rmdir()
+        except OSError:
+            break
 
 
 def check_written_documents(project: Path, spec: OpSpec) -> None:

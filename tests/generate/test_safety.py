@@ -128,3 +128,12 @@ def test_written_documents_are_checked_against_the_json_schemas(tmp_path):
     prototype.write_text(prototype.read_text().replace('"required"', '"sometimes"', 1))
     with pytest.raises(SchemaViolation, match="0/input_desc/0/param_type"):
         check_written_documents(project, spec)
+
+
+@pytest.mark.parametrize("where", ["a_file/proj", "/proc/opkit-cannot-write-here"], ids=["under-a-file", "unwritable"])
+def test_a_target_that_cannot_be_created_is_one_message(tmp_path, run_opkit, where, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("not a directory")
+    code, output = run_opkit("new", "my_op", "-o", where, "--no-verify", "--msopgen", "builtin")
+    assert code == 2 and output.startswith("opkit new: cannot create") and len(output.strip().splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
