@@ -52,3 +52,14 @@ def test_new_refuses_a_schema_whose_project_could_not_verify(tmp_path, run_opkit
     code, out = run_opkit("new", "gap", "--schema", "gap(Tensor x, Tensor? y=None, int[] dims) -> Tensor", "-o", str(tmp_path / "gap"), "--no-verify")
     assert code == 2 and "S107" in out
     assert not (tmp_path / "gap").exists()
+
+
+@pytest.mark.slow
+def test_new_exits_1_when_the_generated_op_does_not_verify(tmp_path, run_opkit):
+    """Regenerating keeps the user's reference.py; a kernel whose shape disagrees with the Meta fails verify."""
+    project = tmp_path / "my_op"
+    assert run_opkit("new", "my_op", "-o", str(project), "--no-verify", "--msopgen", "builtin")[0] == 0
+    (project / "reference.py").write_text("def my_op(x):\n    return x.sum(0)  # not the shape the Meta function promises\n")
+    code, out = run_opkit("new", "my_op", "-o", str(project), "--force", "--msopgen", "builtin")
+    assert code == 1
+    assert "kept 1 of your files: reference.py" in out and "FAIL" in out

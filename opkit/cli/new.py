@@ -33,7 +33,8 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature.
 
-    Exit status: 0 written, 2 bad input (nothing written).
+    Exit status: 0 written (and verified), 1 written but the graph-entry check failed, 2 bad input
+    (nothing written).
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.project import TargetError, generate_project
@@ -71,9 +72,9 @@ def _schema_warnings(spec) -> list[str]:
 
 
 def _verify(path) -> None:
-    try:
-        from opkit.verify import verify_project
-    except ImportError:
-        click.echo("verify: opkit.verify is not available in this installation; run `opkit verify` later")
-        return
-    click.echo(str(verify_project(path)))
+    from opkit.verify import verify_project
+
+    report = verify_project(path)
+    click.echo(str(report))
+    if not report.ok:
+        sys.exit(1)  # the files stay written; the op does not enter the graph yet

@@ -35,5 +35,9 @@ def add_command(file: str, fragment: str, check: bool) -> None:
     if check:
         click.echo(f"{file}:{edit.line}: would add {edit.func} to custom:")
         sys.exit(1)
-    apply(edit)
+    try:
+        apply(edit)
+    except YamlEditError as exc:
+        click.echo(f"opkit yaml add: {exc}", err=True)
+        sys.exit(2)
     click.echo(f"{file}:{edit.line}: added {edit.func} to custom:")

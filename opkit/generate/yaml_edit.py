@@ -159,14 +159,17 @@ def apply(edit: YamlEdit) -> None:
     """Write the edited file atomically (same directory, same mode), if anything changed."""
     if edit.status != "added":
         return
-    mode = edit.path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{edit.path.name}.", dir=edit.path.parent)
+    tmp = None
     try:
+        mode = edit.path.stat().st_mode & 0o7777
+        fd, tmp = tempfile.mkstemp(prefix=f".{edit.path.name}.", dir=edit.path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(edit.new_text)
         os.chmod(tmp, mode)
         os.replace(tmp, edit.path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # the file itself is untouched: os.replace is the only write to it
+            raise YamlEditError(f"cannot write {edit.path}: {exc.strerror or exc}") from None
         raise
