@@ -1,10 +1,11 @@
-"""Run by hand: ``python benchmarks/bench_verify.py [--rounds 5] [--ops 20] [--no-opcheck]``.
+"""Run by hand: ``python benchmarks/bench_verify.py [--rounds 5] [--ops 20] [--no-opcheck] [--processes 3]``.
 
 1. Overhead: ``check_graph_entry(op, args)`` against a bare script doing the same
    ``torch.compile(backend="aot_eager", fullgraph=True, dynamic=False)`` call twice under
    ``torch.no_grad()``, in one run, on fresh ops each round (no cache reuse on either side).
    Target: check / bare - 1 < 30%.
 2. Per-op cost when many ops are verified in one process.
+3. The whole ``opkit verify --op`` command against a bare script, as fresh processes.
 
 Both sides compile a new code object per round (Dynamo caches per code object), and both are warmed
 once first so that one-time imports are not charged to either.
@@ -69,11 +70,58 @@ def checked(op, opcheck: bool) -> float:
     return elapsed
 
 
+OPS_FILE = """
+import torch
+from torch.library import Library
+lib = Library("opkit_bench_cli", "FRAGMENT")
+lib.define("op(Tensor x, Tensor y, float alpha) -> Tensor")
+lib.impl("op", lambda x, y, alpha: x + alpha * y, "CPU")
+lib.impl("op", lambda x, y, alpha: torch.empty_like(x), "Meta")
+"""
+BARE_SCRIPT = """
+import runpy, sys, torch
+runpy.run_path(sys.argv[1])
+op = torch.ops.opkit_bench_cli.op.default
+def entry(x, y, alpha):
+    return op(x, y, alpha)
+with torch.no_grad():
+    compiled = torch.compile(entry, backend="aot_eager", fullgraph=True, dynamic=False)
+    for _ in range(2):
+        compiled(torch.randn(64, 64), torch.randn(64, 64), 0.5)
+"""
+
+
+def processes(rounds: int) -> None:
+    """The whole `opkit verify --op` command against a bare script making the same torch.compile call."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ops, bare = Path(tmp, "ops.py"), Path(tmp, "bare.py")
+        ops.write_text(OPS_FILE)
+        bare.write_text(BARE_SCRIPT)
+        verify = [sys.executable, "-m", "opkit", "verify", "--op", "opkit_bench_cli::op", "--load", str(ops),
+                  "--example", "torch.randn(64, 64), torch.randn(64, 64), 0.5", "--backend", "aot_eager"]  # fmt: skip
+
+        def timed(cmd: list[str]) -> float:
+            start = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            return time.perf_counter() - start
+
+        timed([sys.executable, str(bare), str(ops)]), timed(verify)  # warm caches and bytecode
+        b = statistics.median(timed([sys.executable, str(bare), str(ops)]) for _ in range(rounds))
+        v = statistics.median(timed(verify) for _ in range(rounds))
+    print(f"processes: bare script {b * 1000:.0f} ms, `opkit verify --op` {v * 1000:.0f} ms, ratio {v / b:.2f}  overhead {100 * (v / b - 1):+.0f}%")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ops", type=int, default=20)
     parser.add_argument("--no-opcheck", action="store_true", help="leave torch.library.opcheck out of the check")
+    parser.add_argument("--processes", type=int, default=3, metavar="N", help="rounds of the whole-command comparison (0: skip)")
     ns = parser.parse_args()
     opcheck = not ns.no_opcheck
 
@@ -102,6 +150,8 @@ def main() -> None:
         f"(first half median {1000 * statistics.median(per_op[:half]):.1f} ms, "
         f"second half {1000 * statistics.median(per_op[half:]):.1f} ms)"
     )
+    if ns.processes:
+        processes(ns.processes)
 
 
 if __name__ == "__main__":
