@@ -446,7 +446,6 @@ class _Layout:
     name: _Piece
     arguments: list[_Piece]
     returns: list[_Piece]
-    returns_parenthesised: bool
 
 
 def _layout(text: str, dialect: Dialect) -> _Layout:
@@ -472,11 +471,9 @@ def _layout(text: str, dialect: Dialect) -> _Layout:
     if ret_text.startswith("(") and _matching_paren(text, ret_start) == ret_start + len(ret_text) - 1:
         inner = text[ret_start + 1 : ret_start + len(ret_text) - 1]
         rets = [] if not inner.strip() else _split_top_level(text, ret_start + 1, ret_start + len(ret_text) - 1)
-        parenthesised = True
     else:
         rets = [_Piece(ret_text, ret_start + 1)]
-        parenthesised = False
-    return _Layout(_Piece(name, 1), args, rets, parenthesised)
+    return _Layout(_Piece(name, 1), args, rets)
 
 
 @functools.lru_cache(maxsize=None)
@@ -511,7 +508,8 @@ def _torchgen_message(exc: BaseException) -> str:
     return msg
 
 
-def _hint_for(message: str, dialect: Dialect) -> str | None:
+def _hint_for(message: str) -> str | None:
+    """A one-line fix for the parser messages users meet most."""
     if "Dimname" in message:
         return "Dimname is no longer parsed by torch 2.13's torchgen; drop the named-tensor overload"
     if "must have a self argument" in message or ("Inplace" in message and "self" in message):
@@ -582,7 +580,7 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
                 hint="op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]",
             )
     message = _torchgen_message(exc)
-    error = SchemaError(message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message, dialect))
+    error = SchemaError(message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message))
     error.canonical = _canonical_op_plugin_spelling(text)
     return error
 
@@ -654,7 +652,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
             text=text,
             column=piece.column + m.start("ann"),
             dialect=dialect,
-            hint=_hint_for("alias annotation", dialect),
+            hint=_hint_for("alias annotation"),
         )
     after = am.group("after")
     alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else ())
@@ -697,7 +695,7 @@ def _parse_torch_library(text: str) -> OpSignature:
     dialect = Dialect.TORCH_LIBRARY
 
     def fail(message: str, column: int, hint: str | None = None) -> SchemaError:
-        return SchemaError(message, text=text, column=column, dialect=dialect, hint=hint or _hint_for(message, dialect))
+        return SchemaError(message, text=text, column=column, dialect=dialect, hint=hint or _hint_for(message))
 
     layout = _layout(text, dialect)
     name_text = layout.name.text.strip()
