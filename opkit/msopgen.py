@@ -6,7 +6,6 @@ so the two cannot drift. Nothing here imports torch.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 

@@ -14,7 +14,7 @@ from typing import Any
 from opkit import msopgen
 from opkit.generate.spec import OpSpec
 from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, sample_call
-from opkit.signature import Argument, OpSignature, SchemaKind
+from opkit.signature import Argument, OpSignature
 
 # msOpGen dtype → the torch dtype the MRE's dummy tensors use, and how to fill them.
 _TORCH_DTYPES = {
@@ -246,10 +246,6 @@ class ProjectModel:
         return {"none": "None", "tensor": "torch.Tensor"}.get(
             self.returns_kind, "tuple[" + ", ".join("torch.Tensor" for _ in self.signature.returns) + "]"
         )
-
-    @property
-    def is_mutating(self) -> bool:
-        return self.signature.kind in (SchemaKind.MUTABLE, SchemaKind.INPLACE)
 
     @property
     def dummy_args(self) -> tuple[DummyArg, ...]:

@@ -400,11 +400,13 @@ def custom_op_schema_mismatch(project: LintProject) -> Iterator[Violation]:
                 where = f"{declared.site.path}:{declared.site.line}"
                 written = {a.name for a in own.sig.mutated_arguments}
                 expected = {a.name for a in declared.sig.mutated_arguments}
-                v = lambda message: Violation(message, line=op.line, column=op.column, path=file.path, op=op.name)  # noqa: E731
                 if written != expected:
-                    yield v(f"mutates_args covers {sorted(written)} but {where} declares {sorted(expected)} as Tensor(a!)")
+                    message = f"mutates_args covers {sorted(written)} but {where} declares {sorted(expected)} as Tensor(a!)"
                 elif _comparable(own.sig) != _comparable(declared.sig):
-                    yield v(f"inferred schema '{own.sig}' differs from '{declared.sig}' declared at {where}")
+                    message = f"inferred schema '{own.sig}' differs from '{declared.sig}' declared at {where}"
+                else:
+                    continue
+                yield Violation(message, line=op.line, column=op.column, path=file.path, op=op.name)
 
 
 @rule(

@@ -6,7 +6,7 @@ from it here, so duplicate keys (which a plain load silently collapses) stay vis
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml

@@ -113,10 +113,6 @@ class Function:
         return tuple(p for p in self.parameters if p.kind in ("positional_only", "positional"))
 
     @property
-    def keyword_only(self) -> tuple[Parameter, ...]:
-        return tuple(p for p in self.parameters if p.kind == "keyword_only")
-
-    @property
     def var_positional(self) -> bool:
         return any(p.kind == "var_positional" for p in self.parameters)
 
