@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from opkit.lint.finding import Finding, Severity
+from opkit.lint.registry import shared_index
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
 # Larger inputs are refused rather than parsed: the real op_plugin_functions.yaml is ~350 KB.
@@ -104,8 +105,15 @@ class LintProject:
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
-    def all_schema_sites(self) -> list[SchemaSite]:
-        sites = list(self.schema_sites)
-        for source in (*self.yaml_files, *self.python_files, *self.msopgen_files):
-            sites.extend(source.schema_sites())
-        return sites
+    def all_schema_sites(self) -> tuple[SchemaSite, ...]:
+        """Every schema of every source, built once: the engine, the parse cache and the cross-file
+        rules all ask, and each site keeps its parse result (the project is complete once loaded)."""
+        return _all_schema_sites(self)
+
+
+@shared_index
+def _all_schema_sites(project: LintProject) -> tuple[SchemaSite, ...]:
+    sites = list(project.schema_sites)
+    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files):
+        sites.extend(source.schema_sites())
+    return tuple(sites)
