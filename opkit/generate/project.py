@@ -71,7 +71,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         _remove_empty(created_parents)
         raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
     try:
-        rendered = _render(spec, staging)
+        rendered = _render(spec, model, staging)
         check_written_documents(rendered, spec)
         run = None
         if executable is not None:
@@ -115,20 +115,24 @@ def check_written_documents(project: Path, spec: OpSpec) -> None:
             validate_document(entry, "op-plugin-entry")
 
 
-def _render(spec: OpSpec, staging: Path) -> Path:
-    from cookiecutter.main import cookiecutter
+def _render(spec: OpSpec, model: ProjectModel, staging: Path) -> Path:
+    """Render cookiecutter-op/ for ``spec`` into ``staging/out``; the user's values are data, never templates.
 
-    # cookiecutter keeps a replay file and clones under the user's home; keep both inside staging.
-    config = {"replay_dir": str(staging / ".replay"), "cookiecutters_dir": str(staging / ".cookiecutters")}
+    ``cookiecutter(extra_context=...)`` renders every variable as a Jinja template before use, so a
+    schema default ``"{{7*7}}"`` would be written as ``49`` (and ``{%`` would crash). The context is
+    therefore built here, verbatim, and handed to cookiecutter's file generator; the private
+    variables the template derives with Jinja are taken from the same project model instead.
+    """
+    from cookiecutter.generate import generate_context, generate_files
+
+    template = template_dir()
+    context = generate_context(context_file=str(template / "cookiecutter.json"))
+    variables = context["cookiecutter"]
+    variables.update(cookiecutter_context(spec))
+    variables.update({"__op_type": model.op_type, "__kernel_name": model.kernel_name})
     out = staging / "out"
-    path = cookiecutter(
-        str(template_dir()),
-        no_input=True,
-        extra_context=cookiecutter_context(spec),
-        output_dir=str(out),
-        default_config=config,
-    )
-    return Path(path)
+    out.mkdir()
+    return Path(generate_files(repo_dir=str(template), context=context, output_dir=str(out)))
 
 
 def _move_into_place(rendered: Path, target: Path, staging: Path) -> tuple[str, ...]:
