@@ -4,6 +4,12 @@ libyaml's composer recurses in C: a document nested some 30,000 levels deep cras
 (a segmentation fault, not an exception). Every document is therefore measured first with a cheap
 upper bound on its nesting, and refused above ``MAX_NESTING`` levels; op_plugin_functions.yaml
 nests four.
+
+Aliases are the other way a small text becomes a huge value ("billion laughs": nine levels of ten
+aliases each make 10**9 nodes for whoever walks the tree). A document with anchors is therefore
+scanned as a stream of parser events (flat, nothing built) and refused when it holds more than
+``MAX_ALIASES`` aliases or expands to more than ``MAX_EXPANDED_NODES`` nodes; the real
+op_plugin_functions.yaml has no anchors at all.
 """
 
 from __future__ import annotations
@@ -19,12 +25,22 @@ except AttributeError:  # pragma: no cover
     FAST_LOADER = yaml.SafeLoader
 
 MAX_NESTING = 500
+MAX_ALIASES = 10_000
+MAX_EXPANDED_NODES = 1_000_000
 
 _FLOW = re.compile(r"[\[\]{}]")
 
 
-class TooDeep(ValueError):
+class TooLarge(ValueError):
+    """The document is beyond what opkit reads; the message says how."""
+
+
+class TooDeep(TooLarge):
     """The document nests deeper than opkit reads."""
+
+
+class TooManyAliases(TooLarge):
+    """The document's aliases are too many, or expand to too many nodes."""
 
 
 def nesting_bound(text: str) -> int:
@@ -43,9 +59,50 @@ def nesting_bound(text: str) -> int:
     return flow + block
 
 
+def expanded_size(text: str) -> tuple[int, int]:
+    """(aliases, nodes with every alias expanded) of the document, counted from parser events.
+
+    Stops with TooManyAliases as soon as either passes its limit, so a billion-laughs document is
+    refused after reading its few lines, not after expanding them.
+    """
+    weights: dict[str, int] = {}  # anchor -> expanded size of the node it names
+    open_collections: list[list] = []  # [anchor, size so far]
+    aliases = total = 0
+    for event in yaml.parse(text, Loader=FAST_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise TooManyAliases(f"more than {MAX_ALIASES} aliases")
+            size = weights.get(event.anchor, 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor is not None:
+                weights[event.anchor] = size
+        elif isinstance(event, yaml.CollectionStartEvent):
+            open_collections.append([event.anchor, 1])
+            continue
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = open_collections.pop()
+            if anchor is not None:
+                weights[anchor] = size
+        else:
+            continue
+        if open_collections:
+            open_collections[-1][1] += size
+            size = open_collections[-1][1]
+        else:
+            total += size
+            size = total
+        if size > MAX_EXPANDED_NODES:
+            raise TooManyAliases(f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes")
+    return aliases, total
+
+
 def _check(text: str) -> None:
     if nesting_bound(text) > MAX_NESTING:
         raise TooDeep(f"nested more than {MAX_NESTING} levels deep")
+    if "&" in text and "*" in text:  # no anchor, no alias: nothing to expand
+        expanded_size(text)
 
 
 def compose_all(text: str) -> list[yaml.Node]:

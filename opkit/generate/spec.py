@@ -243,17 +243,20 @@ def _check_lint_clean(spec: OpSpec) -> None:
 
 def load_spec(project_dir: str | os.PathLike) -> OpSpec:
     """Read and re-validate ``opkit.json`` of a generated project."""
+    from opkit import jsonio
     from opkit.lint.sources import InputError, read_text
 
     path = os.path.join(project_dir, SPEC_FILE)
     try:
-        data = json.loads(read_text(path))
+        data, duplicate_keys = jsonio.loads(read_text(path))
     except InputError as exc:
         raise SpecError(f"cannot read {path}: {exc.message}") from None
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"{path} is not valid JSON: {exc}") from None
+    except jsonio.JsonError as exc:
+        raise SpecError(f"{path}:{exc.line}:{exc.column}: not valid JSON: {exc.message}") from None
     except RecursionError:
         raise SpecError(f"{path} is nested too deeply to read") from None
+    if duplicate_keys:
+        raise SpecError(f"{path}: key {duplicate_keys[0]!r} is given twice; keep one")
     return spec_from_json(data, where=path)
 
 

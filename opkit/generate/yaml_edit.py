@@ -46,7 +46,7 @@ def _read_yaml(path: Path, parse):
         return parse(read_text(str(path)))
     except InputError as exc:
         raise YamlEditError(f"{path}: {exc.message}") from None
-    except yamlio.TooDeep as exc:
+    except yamlio.TooLarge as exc:
         raise YamlEditError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise YamlEditError(yamlio.describe_error(path, exc)) from None

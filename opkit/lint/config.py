@@ -56,16 +56,19 @@ def _choice(value: object, key: str, path: Path, choices: tuple[str, ...]) -> st
 
 def load_config(start: Path | None = None) -> LintConfig:
     """Settings from the nearest pyproject.toml with ``[tool.opkit.lint]``, or the defaults."""
+    from opkit.lint.sources import InputError, read_text
+
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         path = folder / "pyproject.toml"
         if not path.is_file():
             continue
         try:
-            with open(path, "rb") as f:
-                document = tomllib.load(f)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read settings: {exc}") from None
+            document = tomllib.loads(read_text(str(path)))
+        except InputError as exc:
+            raise ConfigError(f"{path}: cannot read settings: {exc.message}") from None
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise ConfigError(f"{path}: cannot read settings: {exc or 'nested too deeply'}") from None
         table = document.get("tool", {}).get("opkit", {}).get("lint")
         if table is None:
             continue

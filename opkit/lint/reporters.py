@@ -14,6 +14,12 @@ _COLOURS = {Severity.FATAL: "\033[1;31m", Severity.ERROR: "\033[31m", Severity.W
 _RESET, _BOLD = "\033[0m", "\033[1m"
 
 
+def printable(text: str) -> str:
+    """``text`` that any UTF-8 stream can take: a lone surrogate (from a JSON ``"\\ud800"`` or an
+    undecodable file name) is spelled as its ``\\udXXX`` escape instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _location(f: Finding) -> str:
     return f"{f.path}:{f.line}:{f.column}" if f.path else "<project>"
 
@@ -35,7 +41,7 @@ def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int
         lines.append(f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''} ({', '.join(parts)}) in {files} file{'s' if files != 1 else ''}.")
     else:
         lines.append(f"All checks passed ({files} file{'s' if files != 1 else ''}).")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def format_statistics(findings: Sequence[Finding], **_: object) -> str:
@@ -128,7 +134,7 @@ def format_github(findings: Sequence[Finding], **_: object) -> str:
         props.append(f"title={_escape_github(f.code, property_value=True)}")
         message = f.message + (f" (hint: {f.hint})" if f.hint else "")
         out.append(f"::{level[f.severity]} {','.join(props)}::{_escape_github(message)}")
-    return "\n".join(out) + ("\n" if out else "")
+    return printable("\n".join(out) + ("\n" if out else ""))
 
 
 FORMATTERS: dict[str, Callable[..., str]] = {"text": format_text, "json": format_json, "sarif": format_sarif, "github": format_github}

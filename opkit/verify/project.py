@@ -97,7 +97,7 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
         raise ProjectError(f"cannot read {path}: {exc.message}") from None
     except yaml.YAMLError as exc:
         raise ProjectError(yamlio.describe_error(path, exc)) from None
-    except yamlio.TooDeep as exc:
+    except yamlio.TooLarge as exc:
         raise ProjectError(f"{path}: {exc}") from None
     entries = data.get("custom", []) if isinstance(data, dict) else []
     for entry in entries if isinstance(entries, list) else []:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from dataclasses import dataclass, field
 
 from opkit.lint.finding import Finding, Severity
@@ -40,28 +41,56 @@ class InputError(Exception):
         return Finding(self.code, Severity.FATAL, self.message, path, self.line, self.column, hint=self.hint)
 
 
-def read_text(path: str) -> str:
-    """The file's text, or InputError E001 saying why not."""
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, or InputError E001 saying why not: missing, not a regular file, too large, binary.
+
+    A FIFO, socket or device is refused without opening it for a blocking read: a FIFO with no
+    writer would wait forever.
+    """
     try:
-        size = os.path.getsize(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise InputError("E001", "is a directory") from None
     except OSError as exc:
         raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
-    if os.path.isdir(path):
-        raise InputError("E001", "is a directory")
-    if size > MAX_FILE_BYTES:
-        raise InputError("E001", f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError("E001", "is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("E001", f"is not a regular file (a {_file_kind(info.st_mode)})")
+        if info.st_size > MAX_FILE_BYTES:
+            raise InputError("E001", f"file is {info.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
+        try:
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:  # grew while being read
+        raise InputError("E001", f"file is over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
     if b"\0" in data:
         raise InputError("E001", "binary file (contains NUL bytes)")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text (a leading BOM dropped), or InputError E001 naming the first bad byte's line."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError("E001", f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line=line) from None
+
+
+def read_text(path: str) -> str:
+    """The file's text, or InputError E001 saying why not."""
+    return decode_text(read_bytes(path))
 
 
 @dataclass(frozen=True)

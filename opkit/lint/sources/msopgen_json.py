@@ -1,20 +1,20 @@
 """msOpGen prototype JSON as located nodes (msopgen.md §1).
 
-``json.loads`` decides validity, as msOpGen's ``json.load`` does. Positions come from composing the
+``json.loads`` decides validity, as msOpGen's ``json.load`` does, made strict by ``opkit.jsonio`` (NaN,
+Infinity and out-of-range numbers are refused; duplicate keys reported). Positions come from composing the
 same text with PyYAML (JSON is YAML), which gives every value its line; when the composer disagrees
 with ``json.loads`` (tabs, exotic escapes) the values keep ``json.loads``'s reading and line 1.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from opkit.lint.sources import InputError, SchemaSite
-from opkit import yamlio
+from opkit import jsonio, yamlio
 from opkit.lint.sources.op_plugin_yaml import YNode, build_located
 from opkit.lint.suppression import NoqaMap
 
@@ -31,7 +31,7 @@ def _unlocated(value: Any, line: int = 1) -> YNode:
 def _locate(text: str, value: Any) -> YNode:
     try:
         node = yamlio.compose(text)
-    except (yaml.YAMLError, yamlio.TooDeep):
+    except (yaml.YAMLError, yamlio.TooLarge):
         return _unlocated(value)
     located = build_located(node) if node is not None else None
     return located if located is not None and located.plain == value else _unlocated(value)
@@ -109,16 +109,32 @@ class MsOpGenFile:
         return []  # a prototype declares no PyTorch schema
 
 
+def _duplicate_key_errors(root: YNode, keys: tuple[str, ...]) -> list[InputError]:
+    """E003 for each key an object repeats (json.load keeps the last silently), where the composer found it."""
+    errors = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "scalar":
+            continue
+        for dup in node.duplicates:
+            errors.append(InputError("E003", f"duplicate key {dup.key!r} (first at line {dup.first_line}); json.load keeps only the last", line=dup.line, column=dup.column))
+        stack.extend(node.value.values() if node.kind == "mapping" else node.value)
+    if not errors:  # not located (the composer read the text differently): report them unplaced
+        errors = [InputError("E003", f"duplicate key {key!r}; json.load keeps only the last") for key in dict.fromkeys(keys)]
+    return sorted(errors, key=lambda e: (e.line, e.column))
+
+
 def load_msopgen_json(path: str, text: str) -> MsOpGenFile:
     """Load and locate; InputError E002 for invalid JSON, E003 for a top level that is not op objects."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError("E002", f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+        value, duplicate_keys = jsonio.loads(text)
+    except jsonio.JsonError as exc:
+        raise InputError("E002", f"invalid JSON: {exc.message}", line=exc.line, column=exc.column) from None
     root = _locate(text, value)
     items = root.value if root.kind == "sequence" else [root]
     ops: list[JsonOp] = []
-    errors: list[InputError] = []
+    errors: list[InputError] = _duplicate_key_errors(root, duplicate_keys) if duplicate_keys else []
     if root.kind == "scalar":
         raise InputError("E003", "top level is a scalar, expected a list of op objects (or one op object)", line=root.line, column=root.column)
     for index, item in enumerate(items):

@@ -211,7 +211,7 @@ def load_op_plugin_yaml(path: str, text: str | None = None) -> OpPluginFile:
     except yaml.YAMLError as exc:
         line, column, problem = yamlio.error_position(exc)
         raise InputError("E002", f"invalid YAML: {problem}", line=line, column=column) from None
-    except yamlio.TooDeep as exc:
+    except yamlio.TooLarge as exc:
         raise InputError("E003", str(exc)) from None
     nodes = [n for n in nodes if n is not None]
     if len(nodes) != 1:
