@@ -22,22 +22,17 @@ def add_command(file: str, fragment: str, check: bool) -> None:
     Exit status: 0 added (or already present), 1 with --check when it would be added, 2 on a
     conflicting duplicate func or unreadable input.
     """
-    from opkit.generate.yaml_edit import YamlEditError, apply, load_fragment, plan_add
+    from opkit.generate.yaml_edit import YamlEditError, add_entry, load_fragment
 
     try:
-        edit = plan_add(file, load_fragment(fragment))
+        edit = add_entry(file, load_fragment(fragment), write=not check)
     except YamlEditError as exc:
         click.echo(f"opkit yaml add: {exc}", err=True)
         sys.exit(2)
     if edit.status == "present":
         click.echo(f"{file}:{edit.line}: {edit.func} is already present; nothing to do")
-        return
-    if check:
+    elif check:
         click.echo(f"{file}:{edit.line}: would add {edit.func} to custom:")
         sys.exit(1)
-    try:
-        apply(edit)
-    except YamlEditError as exc:
-        click.echo(f"opkit yaml add: {exc}", err=True)
-        sys.exit(2)
-    click.echo(f"{file}:{edit.line}: added {edit.func} to custom:")
+    else:
+        click.echo(f"{file}:{edit.line}: added {edit.func} to custom:")

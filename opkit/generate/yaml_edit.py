@@ -3,26 +3,30 @@
 A full ruamel.yaml round trip of the real file is not byte-exact (it rewrites ``True``, ``[ v2.1, newest ]``,
 ``dtype : y`` and folded scalars), so the file is never re-emitted: its nodes are located with
 PyYAML's C composer (the lint loader's parser, fast on the 350 KB file), and only the new entry is
-emitted, by ruamel.yaml in the file's block style, then spliced in after the last ``custom:`` entry.
+emitted, by ruamel.yaml in the file's block layout, then spliced in after the last ``custom:`` entry.
+The file's BOM and line endings (LF, CRLF or CR) are kept, and the new text is loaded back and
+compared with the expected document before anything is written. ``add_entry`` holds a lock on the
+file from the read to the rename (``file_write``), so concurrent runs lose nothing.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
-import tempfile
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from opkit import yamlio
-from opkit.lint.sources import InputError, read_text
+from opkit.generate import file_write
+from opkit.lint.sources import InputError, decode_text, read_bytes
 from opkit.signature import Dialect, SchemaError, parse_schema
 
 SECTION = "custom"
 FRAGMENT_PATH = Path("op_plugin", "op_plugin_functions.yaml")
-
 
 
 class YamlEditError(ValueError):
@@ -37,15 +41,58 @@ class YamlEdit:
     func: str
     status: str  # added | present
     line: int  # 1-based line of the new (or existing) entry
-    new_text: str  # the whole file after the edit (== the old text when present)
+    new_bytes: bytes  # the whole file after the edit (== the old bytes when present), BOM and line endings kept
 
 
-def _read_yaml(path: Path, parse):
-    """``parse(text)`` of the file at ``path``; every way of failing is one YamlEditError naming the place."""
+@dataclass(frozen=True)
+class _FileText:
+    """A file's text as read, and what writing it back must keep: its BOM and its line ending."""
+
+    text: str  # decoded, without the BOM
+    bom: bool
+    newline: str
+
+    def encode(self, text: str) -> bytes:
+        return (codecs.BOM_UTF8 if self.bom else b"") + text.encode("utf-8")
+
+
+_LINE = re.compile(r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|[^\r\n\x85\u2028\u2029]+\Z")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` with their endings, split where YAML (and so every node mark) breaks lines."""
+    return _LINE.findall(text)
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: the most common of CRLF, CR and LF (LF for a one-line file)."""
+    crlf = text.count("\r\n")
+    counts = {"\r\n": crlf, "\r": text.count("\r") - crlf, "\n": text.count("\n") - crlf}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else "\n"
+
+
+def _read(path: Path) -> _FileText:
     try:
-        return parse(read_text(str(path)))
+        data = read_bytes(str(path))
+        text = decode_text(data)
     except InputError as exc:
-        raise YamlEditError(f"{path}: {exc.message}") from None
+        raise YamlEditError(f"{path}:{exc.line}: {exc.message}" if exc.line > 1 else f"{path}: {exc.message}") from None
+    return _FileText(text, data.startswith(codecs.BOM_UTF8), _newline(text))
+
+
+def _compose(path: Path, text: str) -> yaml.Node | None:
+    try:
+        return yamlio.compose(text)
+    except yamlio.TooLarge as exc:
+        raise YamlEditError(f"{path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise YamlEditError(yamlio.describe_error(path, exc)) from None
+
+
+def _load(path: Path, text: str):
+    try:
+        return yamlio.load(text)
     except yamlio.TooLarge as exc:
         raise YamlEditError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -57,7 +104,7 @@ def load_fragment(path: str | os.PathLike) -> dict:
     path = Path(path)
     if path.is_dir():
         path = path / FRAGMENT_PATH
-    data = _read_yaml(path, yamlio.load)
+    data = _load(path, _read(path).text)
     entries = data.get(SECTION) if isinstance(data, dict) else None
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise YamlEditError(f"{path} is not an opkit fragment: expected '{SECTION}:' holding exactly one entry")
@@ -87,8 +134,8 @@ def _last_line(node: yaml.Node) -> int:
     return end.line - 1 if end.column == 0 else end.line
 
 
-def emit_entry(entry: dict, *, indent: int) -> str:
-    """The entry as a block-style sequence item whose keys start at column ``indent``, emitted by ruamel.yaml."""
+def emit_entry(entry: dict, *, dash: int, key: int) -> str:
+    """The entry as a block-style sequence item, its dash at column ``dash`` and its keys at ``key``, emitted by ruamel.yaml."""
     from ruamel.yaml import YAML
 
     emitter = YAML(typ="rt")
@@ -96,55 +143,106 @@ def emit_entry(entry: dict, *, indent: int) -> str:
     emitter.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     emitter.dump({SECTION: [entry]}, buf)
-    lines = buf.getvalue().splitlines()[1:]  # drop 'custom:'; the dash sits at column 2, 'func' at 4
-    shift = indent - 4
-    return "".join((" " * shift + line if shift >= 0 else line[-shift:]) + "\n" for line in lines)
+    first, *rest = buf.getvalue().splitlines()[1:]  # drop 'custom:'; the dash sits at column 2, the keys at 4
+    head = " " * dash + "-" + " " * (key - dash - 1) + first[4:]
+    rest = [" " * (key - 4) + line if key >= 4 else line[4 - key :] for line in rest]
+    return "".join(line + "\n" for line in (head, *rest))
+
+
+def _op_name(func: str) -> str:
+    """``name.overload`` as written before the '(' (whitespace dropped): what two declarations must not share."""
+    return re.sub(r"\s+", "", func.partition("(")[0])
+
+
+def _block_layout(root: yaml.MappingNode) -> tuple[int, int]:
+    """(dash offset from its section key, key column offset from the dash) of the file's first non-empty block list; else (2, 2)."""
+    for key, value in root.value:
+        if isinstance(value, yaml.SequenceNode) and value.value and not value.flow_style:
+            dash = value.start_mark.column
+            return dash - key.start_mark.column, value.value[0].start_mark.column - dash
+    return 2, 2
 
 
 def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
-    """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one."""
+    """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one.
+
+    The new text is checked before it is returned: it must load back as the old document with the
+    entry appended to ``custom:``, or nothing is written.
+    """
     path = Path(path)
-    text, root = _read_yaml(path, lambda text: (text, yamlio.compose(text)))
+    file = _read(path)
+    text = file.text
+    root = _compose(path, text)
     if not isinstance(root, yaml.MappingNode):
         raise YamlEditError(f"{path} is not an op_plugin_functions.yaml: the top level is not a mapping")
 
     func = entry["func"]
-    section_node = None
+    name = parse_schema(func, Dialect.OP_PLUGIN).full_name
+    section_key = section_node = None
     for key, value in root.value:
         if isinstance(value, yaml.SequenceNode):
             for item in value.value:
                 found = _entry_func(item)
-                if found == func:
-                    existing = yaml.load(yaml.serialize(item), Loader=yamlio.FAST_LOADER)
-                    if key.value == SECTION and existing == entry:
-                        return YamlEdit(path, func, "present", item.start_mark.line + 1, text)
-                    raise YamlEditError(
-                        f"{path}:{item.start_mark.line + 1}: func {func!r} is already declared in '{key.value}:'"
-                        + (" with different fields" if key.value == SECTION else "")
-                        + "; remove or rename one of them"
-                    )
+                if found is None or _op_name(found) != name:
+                    continue
+                where = f"{path}:{item.start_mark.line + 1}"
+                if found != func:
+                    raise YamlEditError(f"{where}: op '{name}' is already declared in '{key.value}:' as {found!r}; give the new op another name or overload")
+                existing = yaml.load(yaml.serialize(item), Loader=yamlio.FAST_LOADER)
+                if key.value == SECTION and existing == entry:
+                    return YamlEdit(path, func, "present", item.start_mark.line + 1, file.encode(text))
+                raise YamlEditError(
+                    f"{where}: func {func!r} is already declared in '{key.value}:'"
+                    + (" with different fields" if key.value == SECTION else "")
+                    + "; remove or rename one of them"
+                )
         if key.value == SECTION:
-            section_node = value
+            section_key, section_node = key, value
     if section_node is None:
         raise YamlEditError(f"{path} has no '{SECTION}:' section (op-plugin's codegen needs all five sections)")
 
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     if isinstance(section_node, yaml.SequenceNode) and section_node.value and not section_node.flow_style:
         last = section_node.value[-1]
         insert_at = _last_line(last) + 1
-        indent = last.start_mark.column  # column of 'func'; the dash sits two to the left
-        block = "\n" + emit_entry(entry, indent=indent)
-    elif isinstance(section_node, yaml.ScalarNode) and section_node.value in ("", "~", "null"):
-        insert_at = section_node.start_mark.line + 1
-        block = emit_entry(entry, indent=4)
+        block = "\n" + emit_entry(entry, dash=section_node.start_mark.column, key=last.start_mark.column)
+    elif _is_empty(section_node):
+        # 'custom:', 'custom: ~' or 'custom: []': the value's text goes, the block list follows the key
+        row = section_key.start_mark.line
+        start, end = section_node.start_mark, section_node.end_mark
+        if start.line == end.line == row and end.column > start.column:
+            line = lines[row]
+            lines[row] = line[: start.column].rstrip(" \t") + line[end.column :]
+        dash_offset, key_offset = _block_layout(root)
+        dash = section_key.start_mark.column + dash_offset
+        insert_at = row + 1
+        block = emit_entry(entry, dash=dash, key=dash + key_offset)
     else:
         raise YamlEditError(f"{path}: '{SECTION}:' is not a block list of entries; add the entry by hand")
-    newline = "\r\n" if "\r\n" in text else "\n"  # keep the file's line endings
-    block = block.replace("\n", newline)
-    if insert_at > 0 and insert_at <= len(lines) and not lines[insert_at - 1].endswith("\n"):
-        lines[insert_at - 1] += newline
+    block = block.replace("\n", file.newline)
+    if 0 < insert_at <= len(lines) and lines[insert_at - 1] == lines[insert_at - 1].rstrip("\r\n\x85\u2028\u2029"):
+        lines[insert_at - 1] += file.newline  # the last line had no line break
     new_text = "".join(lines[:insert_at]) + block + "".join(lines[insert_at:])
-    return YamlEdit(path, func, "added", insert_at + 2 if block.startswith("\n") else insert_at + 1, new_text)
+    _check_loads_back(path, text, new_text, entry)
+    return YamlEdit(path, func, "added", insert_at + 2 if block.startswith(file.newline) else insert_at + 1, file.encode(new_text))
+
+
+def _is_empty(node: yaml.Node) -> bool:
+    if isinstance(node, yaml.ScalarNode):
+        return node.tag == "tag:yaml.org,2002:null" or (node.style is None and node.value in ("", "~", "null", "Null", "NULL"))
+    return isinstance(node, yaml.SequenceNode) and not node.value
+
+
+def _check_loads_back(path: Path, old_text: str, new_text: str, entry: dict) -> None:
+    """The new text must read as the old document with ``entry`` appended to ``custom:``, or nothing is written."""
+    expected = _load(path, old_text)
+    expected[SECTION] = list(expected.get(SECTION) or []) + [entry]
+    try:
+        actual = yamlio.load(new_text)
+    except (yaml.YAMLError, yamlio.TooLarge) as exc:
+        actual = exc
+    if actual != expected:
+        raise YamlEditError(f"{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)")
 
 
 def _entry_func(item: yaml.Node) -> str | None:
@@ -155,21 +253,13 @@ def _entry_func(item: yaml.Node) -> str | None:
     return None
 
 
-def apply(edit: YamlEdit) -> None:
-    """Write the edited file atomically (same directory, same mode), if anything changed."""
-    if edit.status != "added":
-        return
-    tmp = None
+def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True) -> YamlEdit:
+    """Plan and (with ``write``) apply the edit under a lock held from the read to the rename."""
     try:
-        mode = edit.path.stat().st_mode & 0o7777
-        fd, tmp = tempfile.mkstemp(prefix=f".{edit.path.name}.", dir=edit.path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(edit.new_text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, edit.path)
-    except BaseException as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):  # the file itself is untouched: os.replace is the only write to it
-            raise YamlEditError(f"cannot write {edit.path}: {exc.strerror or exc}") from None
-        raise
+        with file_write.locked(path) as real:
+            edit = plan_add(path, entry)
+            if write and edit.status == "added":
+                file_write.write_file(real, edit.new_bytes)
+    except file_write.FileWriteError as exc:
+        raise YamlEditError(str(exc)) from None
+    return edit

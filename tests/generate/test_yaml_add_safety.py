@@ -1,0 +1,191 @@
+"""`opkit yaml add` keeps the file's bytes, identity and other writers' entries; it never writes YAML that does not load back."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import stat
+
+import pytest
+import yaml
+
+ENTRY = "custom:\n  - func: {name}(Tensor x) -> Tensor\n    op_api: all_version\n"
+ADDED = b"  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n"
+
+
+@pytest.fixture
+def fragment(tmp_path):
+    path = tmp_path / "fragment.yaml"
+    path.write_text(ENTRY.format(name="my_op"))
+    return path
+
+
+def _add(run_opkit, target, fragment):
+    return run_opkit("yaml", "add", str(target), "--entry", str(fragment))
+
+
+LAYOUTS = {
+    # name: (file, what it must become)
+    "null-section": (b"official: []\ncustom: ~\n", b"official: []\ncustom:\n" + ADDED),
+    "empty-section": (b"official:\n    - func: a(Tensor x) -> Tensor\n      op_api: all_version\ncustom:\n", None),
+    "empty-flow-section": (b"custom: []  # none yet\n", b"custom:  # none yet\n" + ADDED),
+    "indented-by-4": (b"custom:\n    - func: b(Tensor x) -> Tensor\n      op_api: all_version\n", None),
+    "wide-dash": (b"custom:\n  -   func: b(Tensor x) -> Tensor\n      op_api: all_version\n", None),
+    "unindented-list": (b"custom:\n- func: b(Tensor x) -> Tensor\n  op_api: all_version", None),
+    "bom-and-cr-only": (b"\xef\xbb\xbfcustom:\r  - func: b(Tensor x) -> Tensor\r    op_api: all_version\r", None),
+    "crlf": (b"official: []\r\ncustom:\r\n  - func: b(Tensor x) -> Tensor\r\n    op_api: all_version\r\n", None),
+    "line-separator-in-comment": ("custom:  # a\u2028# b\n  - func: b(Tensor x) -> Tensor\n    op_api: all_version\n".encode(), None),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_added_entry_loads_back_and_the_rest_is_kept_byte_for_byte(tmp_path, run_opkit, fragment, layout):
+    original, expected = LAYOUTS[layout]
+    target = tmp_path / "op_plugin_functions.yaml"
+    target.write_bytes(original)
+    code, output = _add(run_opkit, target, fragment)
+    assert code == 0, output
+    data = target.read_bytes()
+    if expected is not None:
+        assert data == expected
+    assert data.startswith(b"\xef\xbb\xbf") == original.startswith(b"\xef\xbb\xbf")
+    before = yaml.safe_load(original.decode("utf-8-sig")) or {}
+    after = yaml.safe_load(data.decode("utf-8-sig"))
+    assert after["custom"][-1] == {"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version"}
+    assert after["custom"][:-1] == (before.get("custom") or [])
+    assert {k: v for k, v in after.items() if k != "custom"} == {k: v for k, v in before.items() if k != "custom"}
+    # every original line survives in order (only insertions), apart from an emptied 'custom: ~' value
+    if expected is None:
+        text = data.decode("utf-8-sig")
+        assert all(line in text for line in original.decode("utf-8-sig").splitlines())
+
+
+def test_line_endings_are_the_files_own(tmp_path, run_opkit, fragment):
+    for name, original, newline in (("cr", b"custom:\r  - func: b(Tensor x) -> Tensor\r", b"\r"), ("crlf", b"custom:\r\n  - func: b(Tensor x) -> Tensor\r\n", b"\r\n")):
+        target = tmp_path / f"{name}.yaml"
+        target.write_bytes(original)
+        assert _add(run_opkit, target, fragment)[0] == 0
+        data = target.read_bytes()
+        assert data.startswith(original)
+        assert data.replace(newline, b"").count(b"\r") + data.replace(newline, b"").count(b"\n") == 0, data
+
+
+def test_a_symlink_is_written_through_to_its_target(tmp_path, run_opkit, fragment):
+    real = tmp_path / "real.yaml"
+    real.write_text("custom: []\n")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    assert _add(run_opkit, link, fragment)[0] == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert b"my_op" in real.read_bytes()
+
+
+def test_hard_links_all_see_the_new_entry_and_the_mode_is_kept(tmp_path, run_opkit, fragment):
+    first = tmp_path / "a.yaml"
+    first.write_text("custom: []\n")
+    first.chmod(0o640)
+    second = tmp_path / "b.yaml"
+    os.link(first, second)
+    assert _add(run_opkit, second, fragment)[0] == 0
+    assert os.path.samefile(first, second) and b"my_op" in first.read_bytes()
+    assert stat.S_IMODE(first.stat().st_mode) == 0o640
+
+
+def test_the_mode_of_a_renamed_file_is_kept(tmp_path, run_opkit, fragment):
+    target = tmp_path / "x.yaml"
+    target.write_text("custom: []\n")
+    target.chmod(0o604)
+    assert _add(run_opkit, target, fragment)[0] == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o604
+    assert sorted(os.listdir(tmp_path)) == ["fragment.yaml", "x.yaml"]  # no temporary file left
+
+
+def test_a_read_only_file_is_refused(tmp_path, run_opkit, fragment):
+    target = tmp_path / "x.yaml"
+    target.write_text("custom: []\n")
+    target.chmod(0o444)
+    code, output = _add(run_opkit, target, fragment)
+    assert code == 2 and "read-only" in output and len(output.strip().splitlines()) == 1
+    assert target.read_text() == "custom: []\n"
+    code, output = run_opkit("yaml", "add", str(target), "--entry", str(fragment), "--check")
+    assert code == 1  # only reading: allowed
+
+
+@pytest.mark.parametrize(
+    "existing, section",
+    [
+        ("my_op(Tensor x, int y) -> Tensor", "custom"),  # a second op with the same name
+        ("my_op(Tensor self) -> Tensor", "custom"),
+        ("my_op(Tensor x) -> Tensor", "official"),
+    ],
+    ids=["same-name", "same-name-other-args", "declared-in-official"],
+)
+def test_a_conflicting_declaration_is_exit_2_with_its_line(tmp_path, run_opkit, fragment, existing, section):
+    target = tmp_path / "x.yaml"
+    original = f"official: []\n{section}:\n  - func: a(Tensor x) -> Tensor\n    op_api: all_version\n  - func: {existing}\n    op_api: all_version\n"
+    if section != "custom":
+        original += "custom: []\n"
+    target.write_text(original)
+    code, output = _add(run_opkit, target, fragment)
+    assert code == 2 and output.startswith(f"opkit yaml add: {target}:5: ") and len(output.strip().splitlines()) == 1
+    assert target.read_text() == original
+
+
+def test_another_overload_of_the_same_op_is_added(tmp_path, run_opkit, fragment):
+    target = tmp_path / "x.yaml"
+    target.write_text("custom:\n  - func: my_op.Scalar(Tensor x, Scalar s) -> Tensor\n    op_api: all_version\n")
+    assert _add(run_opkit, target, fragment)[0] == 0
+
+
+def _add_in_child(target: str, fragment: str, barrier) -> None:
+    from opkit.generate.yaml_edit import add_entry, load_fragment
+
+    entry = load_fragment(fragment)
+    barrier.wait()
+    add_entry(target, entry)
+
+
+def test_two_simultaneous_adds_lose_nothing(tmp_path, fragment):
+    """20 rounds of two `yaml add` processes released together: every entry of every round is in the file."""
+    from opkit.generate.yaml_edit import add_entry, load_fragment
+
+    target = tmp_path / "op_plugin_functions.yaml"
+    target.write_text("official: []\ncustom: ~\n")
+    warm_up = tmp_path / "warm_up.yaml"  # imports and caches filled before forking, so the children race
+    warm_up.write_text("custom: ~\n")
+    add_entry(warm_up, load_fragment(fragment))
+    context = multiprocessing.get_context("fork")
+    names = []
+    for round_ in range(20):
+        barrier = context.Barrier(2)
+        children = []
+        for side in "ab":
+            name = f"op_{side}{round_}"
+            names.append(name)
+            fragment = tmp_path / f"{name}.yaml"
+            fragment.write_text(ENTRY.format(name=name))
+            children.append(context.Process(target=_add_in_child, args=(str(target), str(fragment), barrier)))
+        for child in children:
+            child.start()
+        for child in children:
+            child.join(30)
+            assert child.exitcode == 0
+    funcs = [e["func"] for e in yaml.safe_load(target.read_text())["custom"]]
+    assert sorted(funcs) == sorted(f"{name}(Tensor x) -> Tensor" for name in names)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_lock_held_too_long_is_one_clear_message(tmp_path):
+    import fcntl
+
+    from opkit.generate import file_write
+
+    target = tmp_path / "x.yaml"
+    target.write_text("custom: []\n")
+    with open(target) as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(file_write.FileWriteError, match=r"x.yaml is locked by another process \(waited 0.1 s\)"):
+            with file_write.locked(target, timeout=0.1):
+                pass
+    with file_write.locked(target, timeout=0.1) as real:  # released: taken at once
+        assert real == target
