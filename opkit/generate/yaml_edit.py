@@ -81,18 +81,10 @@ def _read(path: Path) -> _FileText:
     return _FileText(text, data.startswith(codecs.BOM_UTF8), _newline(text))
 
 
-def _compose(path: Path, text: str) -> yaml.Node | None:
+def _parsed(path: Path, text: str, parse=yamlio.load):
+    """``parse(text)`` (``yamlio.load`` or ``yamlio.compose``); every way of failing is one YamlEditError naming the place."""
     try:
-        return yamlio.compose(text)
-    except yamlio.TooLarge as exc:
-        raise YamlEditError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise YamlEditError(yamlio.describe_error(path, exc)) from None
-
-
-def _load(path: Path, text: str):
-    try:
-        return yamlio.load(text)
+        return parse(text)
     except yamlio.TooLarge as exc:
         raise YamlEditError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -104,7 +96,7 @@ def load_fragment(path: str | os.PathLike) -> dict:
     path = Path(path)
     if path.is_dir():
         path = path / FRAGMENT_PATH
-    data = _load(path, _read(path).text)
+    data = _parsed(path, _read(path).text)
     entries = data.get(SECTION) if isinstance(data, dict) else None
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise YamlEditError(f"{path} is not an opkit fragment: expected '{SECTION}:' holding exactly one entry")
@@ -172,7 +164,7 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
     path = Path(path)
     file = _read(path)
     text = file.text
-    root = _compose(path, text)
+    root = _parsed(path, text, yamlio.compose)
     if not isinstance(root, yaml.MappingNode):
         raise YamlEditError(f"{path} is not an op_plugin_functions.yaml: the top level is not a mapping")
 
@@ -235,7 +227,7 @@ def _is_empty(node: yaml.Node) -> bool:
 
 def _check_loads_back(path: Path, old_text: str, new_text: str, entry: dict) -> None:
     """The new text must read as the old document with ``entry`` appended to ``custom:``, or nothing is written."""
-    expected = _load(path, old_text)
+    expected = _parsed(path, old_text)
     expected[SECTION] = list(expected.get(SECTION) or []) + [entry]
     try:
         actual = yamlio.load(new_text)
