@@ -1,12 +1,7 @@
-"""Drop what the chosen style does not use: a custom_op is registered by torch.library, not op-plugin.
+"""Drop what the chosen style does not use; `opkit new` calls the same function itself (opkit.generate.project)."""
 
-The style is read from the generated opkit.json, not spliced into this script by Jinja: values are
-data, never code.
-"""
+from pathlib import Path
 
-import json
-import shutil
+from opkit.generate.project import prune_unused
 
-with open("opkit.json", encoding="utf-8") as f:
-    if json.load(f)["style"] != "op-plugin":
-        shutil.rmtree("op_plugin")
+prune_unused(Path.cwd())

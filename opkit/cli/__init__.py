@@ -42,6 +42,16 @@ class LazyGroup(click.Group):
             raise
 
 
+    def invoke(self, ctx: click.Context):
+        # click turns Ctrl-C into "Aborted!" and exit 1, which opkit documents as "verify failed";
+        # an interrupted command exits 130 (128 + SIGINT), as shells report it.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("opkit: interrupted", err=True)
+            ctx.exit(130)
+
+
 def _available(name: str) -> bool:
     return importlib.util.find_spec(COMMANDS[name].split(":")[0]) is not None
 

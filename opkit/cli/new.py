@@ -27,14 +27,14 @@ def _fail(message: str) -> None:
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
-@click.option("--force", is_flag=True, help="Regenerate into an existing project: generated files are rewritten, your other files kept, your edits to generated files saved under .opkit/previous/.")
+@click.option("--force", is_flag=True, help="Update an existing project: each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files are kept; conflicts are marked.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
 def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature.
 
-    Exit status: 0 written (and verified), 1 written but the graph-entry check failed, 2 bad input
-    (nothing written).
+    Exit status: 0 written (and verified), 1 written but the graph-entry check failed or --force left
+    conflicts to resolve, 2 bad input (nothing written), 130 interrupted (nothing written).
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.project import TargetError, generate_project
@@ -49,6 +49,8 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     click.echo(f"created {project.path} ({len(project.files)} files): {spec.schema}")
     if project.kept:
         click.echo(f"kept {len(project.kept)} of your files: {', '.join(project.kept)}")
+    if project.merged:
+        click.echo(f"kept your edits in {len(project.merged)} generated file(s), merged with the new generation: {', '.join(project.merged)}")
     if project.msopgen is not None:
         click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
         if project.msopgen.output:
@@ -60,6 +62,12 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     for warning in _schema_warnings(spec):
         click.echo(f"warning: {warning}")
     click.echo(f"next steps: {project.path / 'README.md'}")
+    if project.conflicts:
+        click.echo(
+            f"conflicts: your edits and the new generation change the same lines in {', '.join(project.conflicts)}; "
+            "both are kept between <<<<<<< and >>>>>>> markers: resolve them, then run `opkit verify`"
+        )
+        sys.exit(1)
     if verify:
         _verify(project.path)
 

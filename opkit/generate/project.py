@@ -1,13 +1,18 @@
 """`opkit new` as a library call: render cookiecutter-op/ for a spec, atomically, into one directory.
 
 The project is rendered into a temporary directory beside the target and renamed into place, so an
-interrupted or failed run leaves either no project or the previous one, never half of one.
+interrupted or failed run leaves either no project or the previous one, never half of one. A staging
+directory that a killed run left behind is removed by the next run.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import glob
 import os
 import shutil
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +20,8 @@ from pathlib import Path
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import OpSpec
+from opkit.generate.spec import SPEC_FILE, OpSpec
+from opkit.generate.update import Update, record_generation, update_tree
 
 
 class TargetError(ValueError):
@@ -28,7 +34,9 @@ class GeneratedProject:
     spec: OpSpec
     msopgen: MsOpGenRun | None = None  # None: the built-in Ascend C tree was written
     files: tuple[str, ...] = field(default=())
-    kept: tuple[str, ...] = field(default=())  # --force: the user's files carried into the new project
+    kept: tuple[str, ...] = field(default=())  # --force: the user's own files carried into the new project
+    merged: tuple[str, ...] = field(default=())  # --force: generated files the user had edited, their edits kept
+    conflicts: tuple[str, ...] = field(default=())  # --force: generated files with conflict markers to resolve
 
 
 def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
@@ -57,19 +65,28 @@ def check_target(target: Path, *, force: bool) -> None:
 
 
 def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = False, msopgen_mode: str = "auto") -> GeneratedProject:
-    """Write the project for ``spec`` to ``out_dir`` (the project root); nothing is written elsewhere."""
+    """Write the project for ``spec`` to ``out_dir`` (the project root); nothing is written elsewhere.
+
+    With ``force`` an existing project is updated (``update``): the user's files and edits are kept,
+    and conflicts between their edits and the new generation are marked, never overwritten.
+    """
     target = Path(out_dir).absolute()
-    check_target(target, force=force)
+    try:
+        check_target(target, force=force)
+    except OSError as exc:  # a path component too long, a loop of links, ...
+        raise TargetError(f"cannot use {target}: {exc.strerror or exc}") from None
     executable = find_msopgen(msopgen_mode)  # fails before anything is written
     model = ProjectModel(spec)
 
     created_parents = [p for p in reversed(target.parents) if not p.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.opkit-", dir=target.parent))
+        clean_stale_staging(target)
+        staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(target), dir=target.parent))
     except OSError as exc:
         _remove_empty(created_parents)
         raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
+    in_use = _hold(staging)  # marks the staging directory as this live run's, not a killed run's leftover
     try:
         rendered = _render(spec, model, staging)
         check_written_documents(rendered, spec)
@@ -79,15 +96,76 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
             run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
         files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
-        kept = _move_into_place(rendered, target, staging)
+        record_generation(rendered)
+        changes = Update()
+        if target.exists():
+            changes = update_tree(target, rendered, lambda: _render_previous(target, staging))
+        _swap_into_place(rendered, target, staging)
     except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
         _remove_empty(created_parents)
         if isinstance(exc, OSError):  # a full disk, a permission: one message, nothing left behind
             raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise
+    finally:
+        os.close(in_use)
     shutil.rmtree(staging, ignore_errors=True)
-    return GeneratedProject(target, spec, run, files, kept)
+    return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts)
+
+
+def _staging_prefix(target: Path) -> str:
+    return f".{target.name}.opkit-"
+
+
+def _hold(directory: Path) -> int:
+    """An exclusive flock on ``directory``, held until the returned descriptor is closed (or the process dies)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def clean_stale_staging(target: Path) -> list[Path]:
+    """Remove the staging directories that killed runs left beside ``target``; returns them.
+
+    A live run holds a lock on its staging directory, so only the dead runs' are taken. A run killed
+    between the two renames of a swap (``_swap_into_place`` without RENAME_EXCHANGE) left the old
+    project as ``previous/`` in its staging directory: it is put back first.
+    """
+    removed = []
+    for stale in sorted(target.parent.glob(glob.escape(_staging_prefix(target)) + "*")):
+        if stale.is_symlink() or not stale.is_dir():
+            continue
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue  # a live run's
+        try:
+            previous = stale / "previous"
+            if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
+                os.rename(previous, target)
+            shutil.rmtree(stale, ignore_errors=True)
+            removed.append(stale)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _render_previous(target: Path, staging: Path) -> Path | None:
+    """The old project's own spec rendered again: the merge base of a project that kept no copy of it."""
+    from opkit.generate.spec import SpecError, load_spec
+
+    try:
+        old = load_spec(target)
+        base_staging = staging / "base"
+        base_staging.mkdir()
+        return _render(old, ProjectModel(old), base_staging)
+    except (SpecError, OSError):
+        return None
 
 
 def _remove_empty(created_parents: list[Path]) -> None:
@@ -132,47 +210,63 @@ def _render(spec: OpSpec, model: ProjectModel, staging: Path) -> Path:
     variables.update({"__op_type": model.op_type, "__kernel_name": model.kernel_name})
     out = staging / "out"
     out.mkdir()
-    return Path(generate_files(repo_dir=str(template), context=context, output_dir=str(out)))
+    # The post-generation hook is this module's prune_unused; run in-process, it spares a Python start-up.
+    project = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(out), accept_hooks=False))
+    prune_unused(project)
+    return project
 
 
-def _move_into_place(rendered: Path, target: Path, staging: Path) -> tuple[str, ...]:
-    """Rename the rendered tree onto ``target``; an existing target (``--force``) is swapped out first.
+def prune_unused(project: Path) -> None:
+    """Drop what the project's style does not use: a custom_op is registered by torch.library, not op-plugin.
 
-    Nothing of the user's is lost: files opkit does not generate (a ``reference.py``, build outputs)
-    are carried into the new tree, and generated files the user had changed are kept under
-    ``.opkit/previous/``. Returns the paths so kept.
+    The style is read from the generated opkit.json (data), never spliced into code by a template.
+    """
+    import json
+
+    if json.loads((project / SPEC_FILE).read_text(encoding="utf-8"))["style"] != "op-plugin":
+        shutil.rmtree(project / "op_plugin")
+
+
+def _swap_into_place(rendered: Path, target: Path, staging: Path) -> None:
+    """Put ``rendered`` at ``target`` in one step; an existing target ends up in ``staging``, to be removed.
+
+    Linux swaps the two directories atomically (renameat2 RENAME_EXCHANGE). Elsewhere it is two
+    renames, with SIGINT held off between them; a SIGKILL there leaves the old project in
+    ``staging/previous``, which the next run puts back (``clean_stale_staging``).
     """
     if not target.exists():
         os.rename(rendered, target)
-        return ()
-    kept = _carry_over(target, rendered)
-    old = staging / "previous"
-    os.rename(target, old)
+        return
+    if _exchange(rendered, target):
+        return
+    previous = staging / "previous"
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        os.rename(rendered, target)
-    except OSError:
-        os.rename(old, target)
-        raise
-    return kept
+        os.rename(target, previous)
+        try:
+            os.rename(rendered, target)
+        except OSError:
+            os.rename(previous, target)
+            raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-PREVIOUS_DIR = Path(".opkit") / "previous"
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
 
-def _carry_over(old: Path, rendered: Path) -> tuple[str, ...]:
-    """Copy the old project's user files into the new tree before the swap (copies: the old tree stays intact)."""
-    kept: list[str] = []
-    for path in sorted(old.rglob("*")):
-        if path.is_dir() and not path.is_symlink():
-            continue
-        rel = path.relative_to(old)
-        dest = rendered / rel
-        generated = dest.exists() or dest.is_symlink() or any(p.is_file() for p in dest.parents if rendered in p.parents)
-        if generated:
-            if dest.is_file() and path.is_file() and dest.read_bytes() == path.read_bytes():
-                continue  # regenerated unchanged
-            dest = rendered / PREVIOUS_DIR / rel  # a generated file the user had edited: keep their version
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, dest, follow_symlinks=False)
-        kept.append(str(dest.relative_to(rendered)))
-    return tuple(kept)
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with renameat2(RENAME_EXCHANGE); False where the system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))

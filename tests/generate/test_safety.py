@@ -60,7 +60,7 @@ def test_existing_target_needs_force(tmp_path, run_opkit):
     assert os.listdir(tmp_path) == ["proj"]  # the staging directory is gone
 
 
-def test_force_keeps_user_files_and_saves_edited_generated_files(tmp_path, run_opkit):
+def test_force_keeps_user_files_and_edits_and_lists_only_them(tmp_path, run_opkit):
     target = tmp_path / "proj"
     args = ("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin")
     assert run_opkit(*args)[0] == 0
@@ -69,13 +69,15 @@ def test_force_keeps_user_files_and_saves_edited_generated_files(tmp_path, run_o
     kernel.write_text(kernel.read_text() + "// my kernel body\n")
     untouched = (target / "opkit.json").read_text()
 
-    code, output = run_opkit(*args, "--force")
-    assert code == 0, output
-    assert (target / "reference.py").read_text() == "def my_op(x):\n    return x\n"
-    assert "// my kernel body" not in kernel.read_text()  # regenerated
-    assert (target / ".opkit" / "previous" / "MyOp" / "op_kernel" / "my_op.cpp").read_text().endswith("// my kernel body\n")
-    assert (target / "opkit.json").read_text() == untouched
-    assert not (target / ".opkit" / "previous" / "opkit.json").exists()  # unchanged files are not backed up
+    for _ in range(2):  # a second --force loses nothing either
+        code, output = run_opkit(*args, "--force")
+        assert code == 0, output
+        assert (target / "reference.py").read_text() == "def my_op(x):\n    return x\n"
+        assert kernel.read_text().endswith("// my kernel body\n")  # the user's kernel survives
+        assert (target / "opkit.json").read_text() == untouched
+        assert "kept 1 of your files: reference.py\n" in output  # no generated file the user never edited, no repeats
+        assert "merged with the new generation: MyOp/op_kernel/my_op.cpp\n" in output
+        assert sorted(os.listdir(tmp_path)) == ["proj"]
 
 
 def test_empty_existing_target_is_used(tmp_path, run_opkit):
@@ -88,7 +90,7 @@ def test_interrupted_run_leaves_nothing(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(project_module, "_move_into_place", interrupted)
+    monkeypatch.setattr(project_module, "_swap_into_place", interrupted)
     with pytest.raises(KeyboardInterrupt):
         project_module.generate_project(make_spec("my_op"), tmp_path / "a" / "b", msopgen_mode="builtin")
     assert os.listdir(tmp_path) == []
