@@ -1,7 +1,12 @@
-"""Drop what the chosen style does not use; `opkit new` calls the same function itself (opkit.generate.project)."""
+"""Drop what the chosen style does not use: a custom_op is registered by torch.library, not op-plugin.
 
-from pathlib import Path
+The style is read from the generated opkit.json (data), never spliced into this script by Jinja.
+`opkit new` runs this same file in-process (opkit.generate.project._render).
+"""
 
-from opkit.generate.project import prune_unused
+import json
+import shutil
 
-prune_unused(Path.cwd())
+with open("opkit.json", encoding="utf-8") as f:
+    if json.load(f)["style"] != "op-plugin":
+        shutil.rmtree("op_plugin")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import glob
 import os
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import SPEC_FILE, OpSpec
+from opkit.generate.spec import OpSpec
 from opkit.generate.update import Update, record_generation, update_tree
 
 
@@ -208,23 +209,45 @@ def _render(spec: OpSpec, model: ProjectModel, staging: Path) -> Path:
     variables = context["cookiecutter"]
     variables.update(cookiecutter_context(spec))
     variables.update({"__op_type": model.op_type, "__kernel_name": model.kernel_name})
+    variables["_jinja2_env_vars"] = {**variables.get("_jinja2_env_vars", {}), "bytecode_cache": _compiled_templates()}
     out = staging / "out"
     out.mkdir()
-    # The post-generation hook is this module's prune_unused; run in-process, it spares a Python start-up.
     project = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(out), accept_hooks=False))
-    prune_unused(project)
+    _run_post_gen_hook(template, project)
     return project
 
 
-def prune_unused(project: Path) -> None:
-    """Drop what the project's style does not use: a custom_op is registered by torch.library, not op-plugin.
+def _run_post_gen_hook(template: Path, project: Path) -> None:
+    """cookiecutter-op's post-generation hook, run in this process (cookiecutter would start a Python for it).
 
-    The style is read from the generated opkit.json (data), never spliced into code by a template.
+    The hook holds no Jinja, so running it as written is what cookiecutter runs after rendering it.
     """
-    import json
+    import runpy
 
-    if json.loads((project / SPEC_FILE).read_text(encoding="utf-8"))["style"] != "op-plugin":
-        shutil.rmtree(project / "op_plugin")
+    from cookiecutter.utils import work_in
+
+    with work_in(project):
+        runpy.run_path(str(template / "hooks" / "post_gen_project.py"), run_name="__main__")
+
+
+@functools.cache
+def _compiled_templates():
+    """Jinja bytecode of cookiecutter-op's files, kept for the process: a second render (the merge base of
+    ``--force``, a test suite, a forked worker) skips the compiler, which is most of a render's time."""
+    from jinja2 import BytecodeCache
+
+    class InMemory(BytecodeCache):
+        def __init__(self) -> None:
+            self.code: dict[str, bytes] = {}
+
+        def load_bytecode(self, bucket) -> None:
+            if bucket.key in self.code:
+                bucket.bytecode_from_string(self.code[bucket.key])  # ignored if the source changed (checksum)
+
+        def dump_bytecode(self, bucket) -> None:
+            self.code[bucket.key] = bucket.bytecode_to_string()
+
+    return InMemory()
 
 
 def _swap_into_place(rendered: Path, target: Path, staging: Path) -> None:

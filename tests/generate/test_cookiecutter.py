@@ -10,8 +10,8 @@ import sys
 from opkit.generate.resources import template_dir
 
 
-def _same_tree(a, b):
-    cmp = filecmp.dircmp(a, b)
+def _same_tree(a, b, ignore=()):
+    cmp = filecmp.dircmp(a, b, ignore=list(ignore))
     assert not cmp.left_only and not cmp.right_only and not cmp.diff_files, (cmp.left_only, cmp.right_only, cmp.diff_files)
     for sub in cmp.common_dirs:
         _same_tree(a / sub, b / sub)
@@ -27,7 +27,9 @@ def test_plain_cookiecutter_cli_matches_opkit_new(tmp_path, run_opkit):
     assert done.returncode == 0, done.stderr
     code, output = run_opkit("new", "my_op", "--schema", schema, "--dtypes", "float", "-o", str(tmp_path / "opkit" / "my_op"), "--no-verify", "--msopgen", "builtin")
     assert code == 0, output
-    _same_tree(tmp_path / "cc" / "my_op", tmp_path / "opkit" / "my_op")
+    opkit_project = tmp_path / "opkit" / "my_op"
+    _same_tree(tmp_path / "cc" / "my_op", opkit_project, ignore=[".opkit"])  # .opkit/: opkit's record of what it generated
+    _same_tree(opkit_project / ".opkit" / "generated", opkit_project, ignore=[".opkit"])
 
 
 def test_cookiecutter_api_defaults_and_custom_op(tmp_path):
