@@ -17,13 +17,22 @@ def _load_files(paths: tuple[str, ...]) -> None:
     """Import user files that register ops (schema, Meta, kernels) before --op is looked up."""
     import importlib.util
 
+    from opkit.lint.sources import InputError, read_text
+
     for i, path in enumerate(paths):
+        try:
+            source = read_text(path)  # refuses a FIFO or a device before Python's import would block on it
+            code = compile(source, path, "exec")
+        except InputError as exc:
+            raise ValueError(f"--load {path}: {exc.message}") from None  # reported as one message, exit 2
+        except SyntaxError as exc:
+            raise ValueError(f"--load {path}:{exc.lineno or 1}:{exc.offset or 1}: invalid Python: {exc.msg}") from None
         spec = importlib.util.spec_from_file_location(f"opkit_verify_load_{i}", path)
         if spec is None or spec.loader is None:
             raise click.UsageError(f"cannot import {path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)  # the user's own file, as `python FILE` would run it
 
 
 def _resolve_op(qualname: str):

@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from opkit.lint.sources import file_kind
+
 LOCK_TIMEOUT_S = 30.0
 _POLL_S = 0.02
 
@@ -38,8 +40,9 @@ def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Itera
         except OSError as exc:
             raise FileWriteError(f"cannot open {path}: {exc.strerror or exc}") from None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise FileWriteError(f"{path} is not a regular file")
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise FileWriteError(f"{path} is not a regular file (a {file_kind(mode)})")
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -156,6 +156,10 @@ def _can_be_out_like(arg) -> bool:
 
 def validate_spec(spec: OpSpec) -> None:
     """Every rule a spec must satisfy, whether it came from the command line or from opkit.json."""
+    try:
+        spec.schema.encode("utf-8")  # a lone surrogate: undecodable bytes on the command line, or a JSON escape
+    except UnicodeEncodeError as exc:
+        raise SpecError(f"the schema is not valid text: undecodable character at position {exc.start + 1}") from None
     problem = naming.name_problem(spec.name, what="op name")
     if problem:
         raise SpecError(problem)

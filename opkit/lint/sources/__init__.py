@@ -58,7 +58,7 @@ def read_bytes(path: str) -> bytes:
         if stat.S_ISDIR(info.st_mode):
             raise InputError("E001", "is a directory")
         if not stat.S_ISREG(info.st_mode):
-            raise InputError("E001", f"is not a regular file (a {_file_kind(info.st_mode)})")
+            raise InputError("E001", f"is not a regular file (a {file_kind(info.st_mode)})")
         if info.st_size > MAX_FILE_BYTES:
             raise InputError("E001", f"file is {info.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
         try:
@@ -72,8 +72,9 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
-def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words, from its ``st_mode``."""
+    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
         if test(mode):
             return kind
     return "special file"
