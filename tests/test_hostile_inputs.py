@@ -65,6 +65,7 @@ CASES = {
     "verify-load-syntax-error": Case("refused", ("verify", "--op", "npu::x", "--load", "{tmp}/ops.py"), "ops.py:2:7: invalid Python", {"ops.py": b"import torch\ndef f(:\n"}),
     "verify-load-fifo": Case("refused", ("verify", "--op", "npu::x", "--load", "{tmp}/ops.py"), "is not a regular file (a FIFO)", {"ops.py": FIFO}),
     "verify-spec-integer-over-4300-digits": Case("refused", ("verify", "{tmp}"), "not valid JSON: integer with more than 4300 digits", {"opkit.json": SPEC.format(extra=', "n": ' + "9" * 5000).encode()}),
+    "verify-project-meta-fifo": Case("refused", ("verify", "{tmp}"), "no Meta file: expected meta/my_op_meta.py", {"opkit.json": SPEC.format(extra="").encode(), "meta/my_op_meta.py": FIFO}),
     "verify-spec-duplicate-key": Case("refused", ("verify", "{tmp}"), "key 'name' is given twice", {"opkit.json": SPEC.format(extra=', "name": "other"').encode()}),
 }
 
@@ -75,6 +76,7 @@ def test_hostile_input(tmp_path, run_opkit, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     for i, (rel, content) in enumerate(case.files.items()):
         path = tmp_path / rel
+        path.parent.mkdir(exist_ok=True)
         if content is FIFO:
             os.mkfifo(path)
         else:

@@ -72,7 +72,7 @@ def load_project(root: str | Path) -> Project:
             raise ProjectError(f"schema of {name!r} does not parse: {exc}") from None
     meta_file = root / "meta" / f"{naming.meta_function_name(name)}.py"
     if not meta_file.is_file():
-        candidates = sorted((root / "meta").glob("*.py")) if (root / "meta").is_dir() else []
+        candidates = sorted(p for p in (root / "meta").glob("*.py") if p.is_file()) if (root / "meta").is_dir() else []  # never a FIFO: importing one blocks
         if len(candidates) != 1:
             raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
         meta_file = candidates[0]
