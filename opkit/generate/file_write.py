@@ -5,13 +5,15 @@ replaced while we waited (another run renamed its new version into place), so tw
 one file take turns and neither edit is lost. The write goes to a temporary file beside the target,
 which is renamed over it: a reader sees the old file or the new one, never half of one. A symlink
 is written through to its target; a file with several hard links is rewritten in place instead, so
-every link sees the change; a read-only file is refused.
+every link sees the change; a read-only file is refused. A temporary file that a killed run left
+is removed by the next run that takes the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
 import stat
 import tempfile
@@ -56,11 +58,24 @@ def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Itera
             except FileNotFoundError:
                 current = None
             if current is not None and (current.st_dev, current.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                _remove_stale_temporaries(real)
                 yield real
                 return
             # replaced while we waited: lock the file that is there now
         finally:
             os.close(fd)  # closing releases the lock
+
+
+def _temporary_prefix(path: Path) -> str:
+    return f".{path.name}.opkit-"
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Temporary files a killed writer left beside ``path``: with the lock held, no live writer has one."""
+    for stale in path.parent.glob(glob.escape(_temporary_prefix(path)) + "*"):
+        if stale.is_file() and not stale.is_symlink():
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
 
 def write_file(path: str | os.PathLike, data: bytes) -> None:
@@ -93,7 +108,7 @@ def _write_in_place(path: Path, data: bytes) -> None:
 def _write_beside_and_rename(path: Path, data: bytes, info: os.stat_result) -> None:
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.opkit-", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

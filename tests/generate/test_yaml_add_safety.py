@@ -189,3 +189,11 @@ def test_a_lock_held_too_long_is_one_clear_message(tmp_path):
                 pass
     with file_write.locked(target, timeout=0.1) as real:  # released: taken at once
         assert real == target
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_run(tmp_path, run_opkit, fragment):
+    target = tmp_path / "x.yaml"
+    target.write_text("custom: []\n")
+    (tmp_path / ".x.yaml.opkit-killed").write_text("custom: [half")
+    assert _add(run_opkit, target, fragment)[0] == 0
+    assert sorted(os.listdir(tmp_path)) == ["fragment.yaml", "x.yaml"]
