@@ -1,0 +1,28 @@
+"""J012 attr-unknown-type."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import INI_ATTR_TYPES, located, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J012", "attr-unknown-type", severity=Severity.ERROR, scope="msopgen", example='"attr": [{"name": "k", "param_type": "required", "type": "listInt"}]')
+def attr_unknown_type(file: MsOpGenFile) -> Iterator[Violation]:
+    """An attr's ``type`` is missing or not an msOpGen attr type; msOpGen silently drops the attr.
+
+    JSON attr types: int, float, bool, string, list_int, list_float, list_bool, list_list_int.
+    ``listInt``, ``str`` ... are the .ini spellings.
+    """
+    for op in file.ops:
+        for a in op.attrs:
+            attr_type = text_of(a, "type")
+            if attr_type in msopgen.ATTR_METHODS:
+                continue
+            hint = f"write '{INI_ATTR_TYPES[attr_type]}' (the JSON spelling)" if attr_type in INI_ATTR_TYPES else f"one of {', '.join(msopgen.ATTR_METHODS)}"
+            found = f"type {attr_type!r}" if "type" in a.value else "no type"
+            yield located(a, "type", f"{where(op)}: attr '{text_of(a, 'name')}' has {found}; msOpGen drops it silently", op, hint=hint)

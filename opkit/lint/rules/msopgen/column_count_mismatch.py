@@ -1,0 +1,35 @@
+"""J010 column-count-mismatch."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import column_count, kept_descriptors, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J010", "column-count-mismatch", severity=Severity.ERROR, scope="msopgen", example='inputs x: 2 dtype columns, y: 3 dtype columns')
+def column_count_mismatch(file: MsOpGenFile) -> Iterator[Violation]:
+    """Descriptors of one op expand to different numbers of dtype/format columns.
+
+    Column *i* of every input and output together is one supported dtype combination of the op, so
+    every list must expand to the same length; msOpGen rejects the op otherwise. Descriptors that
+    differ from the count most of them share are reported.
+    """
+    for op in file.ops:
+        counts = [(key, d, n) for key, d in kept_descriptors(op) if (n := column_count(d)) is not None]
+        if not counts:
+            continue
+        # The count most descriptors share is the op's; the others are the ones to fix.
+        majority = Counter(n for _, _, n in counts).most_common(1)[0][0]
+        ref_key, ref, _ = next(c for c in counts if c[2] == majority)
+        for key, d, count in counts:
+            if count != majority:
+                yield Violation(
+                    f"{where(op)}: {key} '{text_of(d, 'name')}' has {count} dtype/format columns but {ref_key} '{text_of(ref, 'name')}' has {majority}",
+                    line=d.line, op=op.op,
+                )  # fmt: skip

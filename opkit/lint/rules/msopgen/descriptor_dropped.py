@@ -1,0 +1,24 @@
+"""J005 descriptor-dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J005", "descriptor-dropped", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "param_type": "required", "type": ["fp16"]}')
+def descriptor_dropped(file: MsOpGenFile) -> Iterator[Violation]:
+    """An input or output has no ``type`` or no ``format``; msOpGen silently drops it.
+
+    The generated OpDef and kernel then lack that tensor and every later parameter shifts.
+    """
+    for op in file.ops:
+        for key, d in op.descriptors:
+            missing = [k for k in ("type", "format") if k not in d.value]
+            if missing:
+                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has no {' or '.join(missing)}; msOpGen drops it silently", line=d.line, op=op.op)

@@ -1,0 +1,25 @@
+"""J007 dtypes-some-unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import kept_descriptors, unknown_dtypes, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J007", "dtypes-some-unknown", severity=Severity.WARNING, scope="msopgen", example='{"name": "x", "type": ["fp16", "FP32"], "format": ["ND", "ND"]}')
+def dtypes_some_unknown(file: MsOpGenFile) -> Iterator[Violation]:
+    """Some dtypes of a descriptor are unknown; msOpGen drops them.
+
+    The dropped columns disappear from the supported combinations, and the remaining lists no longer
+    line up with the other descriptors' columns.
+    """
+    for op in file.ops:
+        for key, d in kept_descriptors(op):
+            items, unknown = unknown_dtypes(d)
+            if unknown and len(unknown) < len(items):
+                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has unknown dtypes {', '.join(repr(t.value) for t in unknown)}; msOpGen drops them", line=unknown[0].line, op=op.op)

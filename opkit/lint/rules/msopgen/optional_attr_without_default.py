@@ -1,0 +1,24 @@
+"""J014 optional-attr-without-default."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J014", "optional-attr-without-default", severity=Severity.WARNING, scope="msopgen", example='"attr": [{"name": "k", "type": "int", "param_type": "optional"}]')
+def optional_attr_without_default(file: MsOpGenFile) -> Iterator[Violation]:
+    """An optional attr has no ``default_value``.
+
+    The OpDef then declares ``AttrType(OPTIONAL)`` with no value to fall back on, and the PyTorch
+    schema has nothing to write as the argument's default.
+    """
+    for op in file.ops:
+        for a in op.attrs:
+            if text_of(a, "param_type") == "optional" and "default_value" not in a.value:
+                yield Violation(f"{where(op)}: optional attr '{text_of(a, 'name')}' has no default_value", line=a.line, op=op.op)

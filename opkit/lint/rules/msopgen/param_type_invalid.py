@@ -1,0 +1,27 @@
+"""J004 param-type-invalid."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit import msopgen
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.msopgen.common import located, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+
+
+@rule("J004", "param-type-invalid", severity=Severity.WARNING, scope="msopgen", example='{"name": "x", "param_type": "req", ...}')
+def param_type_invalid(file: MsOpGenFile) -> Iterator[Violation]:
+    """A ``param_type`` is missing or invalid; msOpGen makes it ``required`` with a warning.
+
+    Tensors take ``required``, ``optional`` or ``dynamic``; attrs ``required`` or ``optional``. An
+    optional input or attr silently turned required changes the aclnn API every caller compiles against.
+    """
+    for op in file.ops:
+        checks = [(key, d, msopgen.TENSOR_PARAM_TYPES) for key, d in op.descriptors] + [("attr", a, msopgen.ATTR_PARAM_TYPES) for a in op.attrs]
+        for key, item, allowed in checks:
+            value = item.value.get("param_type")
+            if value is None or value.value not in allowed:
+                found = "missing" if value is None else f"{value.value!r}"
+                yield located(item, "param_type", f"{where(op)}: {key} '{text_of(item, 'name')}' param_type is {found}; msOpGen uses 'required'", op, hint=f"one of {', '.join(allowed)}")

@@ -1,0 +1,53 @@
+"""Y009 duplicate-func."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.op_plugin_yaml.common import file_index, EntryFacts, version_key
+from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+
+
+@rule(
+    "Y009",
+    "duplicate-func",
+    severity=Severity.ERROR,
+    scope="yaml",
+    example="""
+    custom:
+      - func: my_op(Tensor x) -> Tensor
+        op_api: all_version
+      - func: my_op(Tensor x) -> Tensor
+        acl_op: [v2.6, newest]
+    """,
+)
+def duplicate_func(file: OpPluginFile) -> Iterator[Violation]:
+    """One op (``name.overload``) is declared twice in a section with overlapping versions.
+
+    Split declarations are fine when their versions are disjoint (``[v2.1, v2.6]`` and
+    ``[v2.7, newest]``); where they overlap, the build for that torch version registers the op twice
+    ("has multiple definitions") and one entry's settings are lost.
+    """
+    index = file_index(file)
+    seen: dict[tuple[str, str], list[EntryFacts]] = {}
+    for fact in index.entries:
+        key = fact.op or fact.entry.func
+        if key is None:
+            continue
+        earlier = seen.setdefault((fact.entry.section, key), [])
+        versions = fact.active_versions(index.universe)
+        for other in earlier:
+            overlap = versions & other.active_versions(index.universe)
+            if overlap:
+                shown = ", ".join(sorted(overlap, key=lambda v: version_key(v, {}) or (0,)))
+                yield Violation(
+                    f"'{key}' is already declared in '{fact.entry.section}' at line {other.entry.line} for the same versions ({shown})",
+                    line=fact.entry.line,
+                    column=fact.entry.column,
+                    hint="merge the entries, or give them disjoint version ranges",
+                    op=fact.op,
+                )
+                break
+        earlier.append(fact)

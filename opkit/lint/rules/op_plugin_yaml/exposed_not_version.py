@@ -1,0 +1,32 @@
+"""Y010 exposed-not-version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import field
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.op_plugin_yaml.common import spec_problems
+from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+
+
+@rule(
+    "Y010",
+    "exposed-not-version",
+    severity=Severity.ERROR,
+    scope="yaml",
+    example="""
+    custom:
+      - func: my_op(Tensor x) -> Tensor
+        op_api: all_version
+        exposed: true
+    """,
+)
+def exposed_not_version(file: OpPluginFile) -> Iterator[Violation]:
+    """``exposed`` is a bool: the codegen expects a version spec and crashes on ``true``.
+
+    gen_op_plugin_functions.py expands ``exposed`` like every version field; a bool is neither a
+    string nor a list, so the build stops. Write the versions in which the op is public in torch_npu.
+    """
+    yield from spec_problems(file, "Y010")

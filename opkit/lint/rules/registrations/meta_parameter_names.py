@@ -1,0 +1,34 @@
+"""M004 meta-parameter-names."""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.registrations.common import bound, schema_name
+from opkit.lint.sources import LintProject
+
+
+@rule(
+    "M004", "meta-parameter-names", severity=Severity.WARNING, scope="project",
+    example='# schema: my_op(Tensor x, *, int k=1) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(inp, k=1): ...',
+)  # fmt: skip
+def meta_parameter_names(project: LintProject) -> Iterator[Violation]:
+    """A Meta/fake parameter is named differently from its schema argument, or is not keyword-only.
+
+    A renamed positional parameter still receives its value (arguments arrive positionally) but hides
+    the mapping from readers and breaks calling the function by keyword. A keyword-only schema
+    argument taken as a positional parameter works by name, yet lets a stray positional call fill it.
+    """
+    for b in bound(project):
+        fn, sig = b.reg.function, b.schema.sig
+        names = {schema_name(p.name) for p in fn.parameters}
+        for a, p in zip(sig.positional_arguments, fn.positional):
+            if schema_name(p.name) != a.name and a.name not in names:
+                yield b.violation(f"parameter '{p.name}' receives schema argument '{a.name}': name it '{a.name}'")
+        for a in sig.kwarg_only_arguments:
+            p = fn.parameter(a.name)
+            if p is not None and p.kind == "positional":
+                yield b.violation(f"schema argument '{a.name}' is keyword-only but {fn.name} takes it positionally", hint=f"put '{a.name}' after '*'")

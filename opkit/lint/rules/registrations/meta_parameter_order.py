@@ -1,0 +1,29 @@
+"""M003 meta-parameter-order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.registrations.common import bound, schema_name
+from opkit.lint.sources import LintProject
+
+
+@rule(
+    "M003", "meta-parameter-order", severity=Severity.ERROR, scope="project",
+    example='# schema: my_op(Tensor x, Tensor y) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(y, x): ...',
+)  # fmt: skip
+def meta_parameter_order(project: LintProject) -> Iterator[Violation]:
+    """The Meta/fake function names the schema's positional arguments in another order.
+
+    Arguments arrive positionally, so each lands in the parameter at its position, not the one of its
+    name: the function silently computes with swapped inputs and returns wrong shapes or dtypes.
+    """
+    for b in bound(project):
+        fn, sig = b.reg.function, b.schema.sig
+        names = [schema_name(p.name) for p in fn.positional]
+        schema_names = [a.name for a in sig.positional_arguments]
+        misplaced = [n for i, n in enumerate(schema_names) if n in names and names.index(n) != i]
+        if misplaced:
+            yield b.violation(f"parameters ({', '.join(names)}) receive the schema's positional arguments ({', '.join(schema_names)}): {', '.join(misplaced)} land in the wrong parameter")

@@ -1,0 +1,43 @@
+"""M001 missing-fake-registration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.registrations.common import project_index, all_registrations
+from opkit.lint.sources import LintProject
+from opkit.lint.sources.registrations import Registration
+from opkit.signature import Dialect
+
+
+@rule(
+    "M001", "missing-fake-registration", severity=Severity.ERROR, scope="project",
+    example='# op_plugin_functions.yaml: custom: - func: my_op(Tensor x) -> Tensor\n# meta.py registers nothing for my_op',
+)  # fmt: skip
+def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
+    """A new op has no Meta or fake registration for one of its overloads.
+
+    torch.compile (and with it npugraph_ex) traces with fake tensors: an op without a Meta kernel
+    fails the trace. ``@impl(m, "my_op")`` binds only the default overload; ``my_op.out`` needs its
+    own ``@impl(m, "my_op.out")``. A custom_op needs ``@<op>.register_fake``. Checked only when at
+    least one registration file is linted, against ``custom:`` entries, ``--schema`` strings,
+    ``Library.define`` schemas and custom_ops.
+    """
+    if not project.python_files:
+        return
+    registered: dict[tuple[str, str], list[Registration]] = {}
+    for _, reg in all_registrations(project):
+        registered.setdefault((reg.name, reg.overload), []).append(reg)
+    for schema in project_index(project).schemas:
+        if not schema.site.is_custom:
+            continue
+        if any(schema.declares(reg) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
+            continue
+        what = "register_fake" if schema.site.dialect is Dialect.TORCH_LIBRARY and schema.site.op_hint else "Meta registration"
+        yield Violation(
+            f"op '{schema.sig.full_name}' has no {what} in the linted Python files",
+            line=schema.site.line, column=schema.site.column, path=schema.site.path, op=schema.sig.full_name,
+            hint=f'add @impl(m, "{schema.sig.full_name}") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake',
+        )  # fmt: skip

@@ -1,0 +1,24 @@
+"""M009 mutates-args-unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.sources.registrations import MUTATES_UNKNOWN, RegistrationFile
+
+
+@rule(
+    "M009", "mutates-args-unknown", severity=Severity.WARNING, scope="python",
+    example='@torch.library.custom_op("mylib::f", mutates_args="unknown")\ndef f(x: torch.Tensor) -> torch.Tensor: ...',
+)  # fmt: skip
+def mutates_args_unknown(file: RegistrationFile) -> Iterator[Violation]:
+    """``mutates_args="unknown"`` declares every tensor argument written.
+
+    Functionalization then copies back every input after each call and no input can be reused
+    without a clone: slow and rarely true. Name the arguments the kernel writes, or ``()``.
+    """
+    for op in file.custom_ops:
+        if op.mutates_args == MUTATES_UNKNOWN:
+            yield Violation(f"custom_op {op.qualname} declares mutates_args=\"unknown\": every tensor argument counts as written", line=op.line, column=op.column, op=op.name)

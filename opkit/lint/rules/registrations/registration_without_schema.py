@@ -1,0 +1,37 @@
+"""M011 registration-without-schema."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.rules.registrations.common import project_index, all_registrations, TORCH_NAMESPACES
+from opkit.lint.sources import LintProject
+
+
+@rule(
+    "M011", "registration-without-schema", severity=Severity.WARNING, scope="project",
+    example='# op_plugin_functions.yaml declares my_op only\n@impl(m, "my_opp")\ndef my_opp_meta(x): ...',
+)  # fmt: skip
+def registration_without_schema(project: LintProject) -> Iterator[Violation]:
+    """A Meta/fake registration names an op that no linted schema declares.
+
+    Usually a typo or a renamed op: at import time ``Library.impl`` fails for an op that does not
+    exist, or the registration lands on another overload. Checked only when schemas were given
+    (op_plugin_functions.yaml or ``--schema``), since otherwise nothing declares op-plugin ops.
+    Registrations on PyTorch's own namespaces (``Library("aten", "IMPL", "Meta")``) are checked
+    against a linted schema when one declares the op (``official:`` entries), never reported as
+    unknown: ATen's schemas are not among the inputs.
+    """
+    if not (project.yaml_files or project.schema_sites):
+        return
+    if not project.python_files:  # nothing registered: skip indexing every schema of a large yaml
+        return
+    index = project_index(project)
+    for file, reg in all_registrations(project):
+        if reg.custom_op is not None or index.declaring(reg):
+            continue
+        if reg.namespace in TORCH_NAMESPACES:
+            continue  # an ATen (or other PyTorch) op: its schema is PyTorch's, not in the linted inputs
+        yield Violation(f"{reg.style} registration for '{reg.qualname}', which no linted schema declares", line=reg.line, column=reg.column, path=file.path, op=reg.op)

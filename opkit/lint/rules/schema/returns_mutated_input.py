@@ -1,0 +1,28 @@
+"""S101 returns-mutated-input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from opkit.lint.finding import Severity, Violation
+from opkit.lint.registry import rule
+from opkit.lint.sources import SchemaSite
+
+
+@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", example="my_op_(Tensor(a!) self) -> Tensor(a!)")
+def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
+    """A new op returns an alias of an input (``-> Tensor(a!)``); new ops only.
+
+    PyTorch's automatic functionalization (2.6+), which TorchAir relies on to put in-place custom ops
+    into a graph, rejects custom ops whose outputs carry alias annotations ("Found a custom (non-ATen)
+    operator whose output has alias annotations"). ``torch._dynamo.explain`` still reports one graph,
+    so the failure only shows at AOT compile time. Return ``()`` or fresh tensors instead.
+    """
+    sig = site.signature
+    if sig is None or not site.is_custom or not sig.returns_alias:
+        return
+    aliased = ", ".join(a.name for a in sig.returned_mutated_arguments) or "an input"
+    yield Violation(
+        f"custom op returns {aliased} through an alias annotation; automatic functionalization rejects it, so it cannot enter an npugraph_ex graph",
+        hint="return () (or fresh tensors) and keep Tensor(a!) on the mutated argument",
+    )
