@@ -77,7 +77,7 @@ def differs(what: str, found: list, expected: list) -> str | None:
     return f"{what} {found} but the schema gives {expected}"
 
 
-def _default_value(default: object) -> object:
+def default_as_value(default: object) -> object:
     """A default as a value, so ``1``, ``"1"`` and ``1.0``, or ``"[1, 1]"`` and ``[1,1]``, compare equal."""
     if default is None or not isinstance(default, str):
         return default

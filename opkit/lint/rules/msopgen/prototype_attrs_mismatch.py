@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import _default_value, differs, pairs
+from opkit.lint.rules.msopgen.common import default_as_value, differs, pairs
 from opkit.lint.sources import LintProject
 from opkit.lint.sources.msopgen_json import text_of
 
@@ -21,7 +21,7 @@ def prototype_attrs_mismatch(project: LintProject) -> Iterator[Violation]:
     """
 
     def compared(rows: list[tuple]) -> list[tuple]:
-        return [(*row[:3], _default_value(row[3])) for row in rows]
+        return [(*row[:3], default_as_value(row[3])) for row in rows]
 
     for file, op, sig, proto in pairs(project):
         found = [(text_of(a, "name"), text_of(a, "type"), text_of(a, "param_type") or "required", a.plain.get("default_value")) for a in op.attrs]

@@ -6,7 +6,7 @@ from opkit.lint.sources import SchemaSite
 from opkit.signature import Dialect, SchemaError
 
 
-def _error(site: SchemaSite) -> SchemaError | None:
+def parse_error(site: SchemaSite) -> SchemaError | None:
     p = site.parsed
     return p if isinstance(p, SchemaError) else None
 

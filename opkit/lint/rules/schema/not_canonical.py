@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.schema.common import _error, canonical_from
+from opkit.lint.rules.schema.common import parse_error, canonical_from
 from opkit.lint.sources import SchemaSite
 
 
@@ -17,7 +17,7 @@ def not_canonical(site: SchemaSite) -> Iterator[Violation]:
     The codegen asserts ``str(FunctionSchema.parse(f)) == f``: one space after each comma, `` -> ``
     around the arrow, defaults without spaces. The message gives the canonical spelling to paste.
     """
-    error = _error(site)
+    error = parse_error(site)
     canonical = canonical_from(error) if error is not None else None
     if canonical:
         yield Violation(f"not in torchgen's canonical spelling; write: {canonical}", column=error.column, hint="the codegen asserts str(parse(func)) == func")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.schema.common import _error, canonical_from
+from opkit.lint.rules.schema.common import parse_error, canonical_from
 from opkit.lint.sources import SchemaSite
 
 
@@ -20,7 +20,7 @@ def schema_syntax(site: SchemaSite) -> Iterator[Violation]:
     ``custom_op``) follow ``torch._C.parse_schema``. The message names the dialect and points at the
     column where parsing failed.
     """
-    error = _error(site)
+    error = parse_error(site)
     if error is None or error.is_unknown_type or canonical_from(error):
         return
     yield Violation(f"{error.message} ({error.dialect.value} dialect: {error.dialect.parser})", column=error.column, hint=error.hint)

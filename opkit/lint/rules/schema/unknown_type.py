@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.schema.common import _error
+from opkit.lint.rules.schema.common import parse_error
 from opkit.lint.sources import SchemaSite
 
 
@@ -18,6 +18,6 @@ def unknown_type(site: SchemaSite) -> Iterator[Violation]:
     torch. Named-tensor overloads (``Dimname``, ``Dimname[]``) are the usual cause: remove them, or
     restrict their version range to the torch releases that still parse them.
     """
-    error = _error(site)
+    error = parse_error(site)
     if error is not None and error.is_unknown_type:
         yield Violation(f"{error.message} ({error.dialect.value} dialect)", column=error.column, hint=error.hint)
