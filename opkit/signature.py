@@ -504,14 +504,12 @@ def _torchgen_message(exc: BaseException) -> str:
     msg = str(exc).strip() or type(exc).__name__
     m = re.match(r"unrecognized type (.+)", msg)
     if m:
-        return f"unknown type {m.group(1)!r} (not parsed by the installed torch)"
+        return f"unknown type {m.group(1)!r}"
     return msg
 
 
 def _hint_for(message: str) -> str | None:
     """A one-line fix for the parser messages users meet most."""
-    if "Dimname" in message:
-        return "Dimname is no longer parsed by torch 2.13's torchgen; drop the named-tensor overload"
     if "must have a self argument" in message or ("Inplace" in message and "self" in message):
         return "for op-plugin, write an in-place op as a mutable op: no trailing '_', Tensor(a!) on the written argument, return () or fresh tensors"
     if "mutable positional args" in message:

@@ -106,6 +106,8 @@ class SchemaSite:
     section: str | None = None  # op_plugin_functions.yaml section; None for a standalone schema
     tags: tuple[str, ...] = ()
     op_hint: str | None = None  # name to report when the schema does not parse
+    # op_plugin_functions.yaml: the torch versions whose codegen builds the entry; None where unknown
+    versions: frozenset[str] | None = None
 
     @property
     def is_custom(self) -> bool:

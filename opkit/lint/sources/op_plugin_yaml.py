@@ -6,13 +6,15 @@ from it here, so duplicate keys (which a plain load silently collapses) stay vis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from opkit import yamlio
 from opkit.lint.sources import InputError, SchemaSite, read_text
+from opkit.lint.sources.version_specs import ACTIVE_FIELDS, ALL_VERSION, VERSION_FIELDS, VersionSpec, read_version_spec, version_key
 from opkit.lint.suppression import NoqaMap
 from opkit.signature import Dialect
 
@@ -150,6 +152,7 @@ class OpPluginFile:
     entries: list[YamlEntry]
     structure_errors: list[InputError]
     noqa: NoqaMap
+    _specs: dict[int, dict[str, VersionSpec]] = field(default_factory=dict, repr=False)
 
     @property
     def duplicate_keys(self) -> tuple[DuplicateKey, ...]:
@@ -171,6 +174,38 @@ class OpPluginFile:
             return []
         return [str(v.value) for v in node.value]
 
+    @functools.cached_property
+    def version_order(self) -> dict[str, int] | None:
+        """all_version's versions → their place; None in a fragment, which has no all_version."""
+        return None if self.is_fragment else {v: i for i, v in enumerate(self.versions)}
+
+    def specs(self, entry: YamlEntry) -> dict[str, VersionSpec]:
+        """The entry's version-spec fields, each read once."""
+        found = self._specs.get(id(entry))
+        if found is None:
+            found = self._specs[id(entry)] = {
+                name: read_version_spec(node, name, self.version_order) for name in VERSION_FIELDS if (node := entry.get(name)) is not None
+            }
+        return found
+
+    @functools.cached_property
+    def universe(self) -> tuple[str, ...]:
+        """all_version; in a fragment every vX.Y the file mentions, in order."""
+        if not self.is_fragment:
+            return tuple(self.versions)
+        mentioned = {i.text for e in self.entries for s in self.specs(e).values() for i in s.items if version_key(i.text, {}) is not None}
+        # all_version alone names no version: let it stand for one, so two such entries still overlap
+        return tuple(sorted(mentioned, key=lambda v: version_key(v, {}) or ())) or (ALL_VERSION,)
+
+    def active_versions(self, entry: YamlEntry) -> frozenset[str]:
+        """Versions in which the codegen keeps the entry (it has an acl_op, op_api or sparse kernel)."""
+        selected: set[str] = set()
+        for name in ACTIVE_FIELDS:
+            spec = self.specs(entry).get(name)
+            if spec is not None:
+                selected |= spec.expand(self.universe)
+        return frozenset(selected)
+
     def schema_sites(self) -> list[SchemaSite]:
         sites = []
         for entry in self.entries:
@@ -191,6 +226,7 @@ class OpPluginFile:
                     dialect=Dialect.OP_PLUGIN,
                     section=entry.section,
                     tags=tag_values,
+                    versions=self.active_versions(entry),
                 )
             )
         return sites

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from opkit.lint.finding import Violation
 from opkit.lint.registry import shared_index
 from opkit.lint.sources.op_plugin_yaml import OpPluginFile, YamlEntry, YNode
+from opkit.lint.sources.version_specs import VersionSpec
 from opkit.signature import Dialect, OpSignature, parse_schema, SchemaError, SchemaKind
 
 
@@ -35,21 +35,7 @@ ENTRY_FIELDS = frozenset(
 )
 
 
-# Fields whose value is a version spec.
-VERSION_FIELDS = ("op_api", "acl_op", "exposed", "internal_format_opapi", "dvm", "sparse")
-
-
-# The fields that make gen_op_plugin_functions.py keep an entry for a torch version.
-ACTIVE_FIELDS = ("op_api", "acl_op", "sparse")
-
-
 DEVICE_CHECKS = ("NoCheck", "ExactSame")
-
-
-ALL_VERSION = "all_version"
-
-
-NEWEST = "newest"
 
 
 # gen_opapi keys that are not output (result) descriptions; every other key names a result.
@@ -66,157 +52,16 @@ GEN_OPAPI_SECTIONS = ("official", "custom")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-VERSION_NUMBER = re.compile(r"^v(\d+)\.(\d+)$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    message: str
-    line: int
-    column: int
-    hint: str | None = None
-
-
-@dataclass(frozen=True)
-class VersionItem:
-    text: str
-    line: int
-    column: int
-
-
-@dataclass(frozen=True)
-class VersionSpec:
-    """One version-spec value as the codegen reads it: ``all_version``, ``[start, end]``, ``v2.1`` or ``'v2.1, v2.2'``."""
-
-    form: str  # "all", "range", "list" (one version or a comma list) or "invalid"
-    items: tuple[VersionItem, ...] = ()  # the versions as written (a range: start, end)
-    problems: tuple[Problem, ...] = ()
-
-    def expand(self, universe: tuple[str, ...]) -> frozenset[str]:
-        """The versions the spec selects, among ``universe`` (ordered oldest first)."""
-        if self.form == "all":
-            return frozenset(universe)
-        if self.form == "list":
-            return frozenset(i.text for i in self.items)
-        if self.form == "range":
-            start, end = self.items[0].text, self.items[1].text
-            if start not in universe:
-                return frozenset()
-            stop = len(universe) if end == NEWEST else (universe.index(end) + 1 if end in universe else 0)
-            return frozenset(universe[universe.index(start) : stop])
-        return frozenset()
-
-
-def version_key(version: str, order: dict[str, int]) -> tuple[int, ...] | None:
-    """Ordering of versions: their place in all_version, else the numbers of ``vMAJOR.MINOR``."""
-    if version in order:
-        return (order[version],)
-    m = VERSION_NUMBER.match(version)
-    return (int(m.group(1)), int(m.group(2))) if m and not order else None
-
-
-def read_version_spec(node: YNode, field_name: str, known: dict[str, int] | None) -> VersionSpec:
-    """Parse one spec; ``known`` maps all_version's versions to their order (None in a fragment)."""
-    order = known or {}
-    problems: list[Problem] = []
-
-    def unknown(item: VersionItem, *, allow_newest: bool = False) -> None:
-        if known is None or item.text in known or (allow_newest and item.text == NEWEST):
-            return
-        near = difflib.get_close_matches(item.text, list(known), n=1)
-        problems.append(
-            Problem("Y005", f"{field_name}: version '{item.text}' is not in all_version", item.line, item.column, f"did you mean '{near[0]}'?" if near else "add it to all_version or fix the spelling")
-        )
-
-    def malformed(message: str, line: int, column: int, hint: str | None = None) -> VersionSpec:
-        problems.append(Problem("Y006", f"{field_name}: {message}", line, column, hint))
-        return VersionSpec("invalid", problems=tuple(problems))
-
-    if node.kind == "scalar" and isinstance(node.value, bool):
-        code = "Y010" if field_name == "exposed" else "Y006"
-        problems.append(
-            Problem(code, f"{field_name}: {str(node.value).lower()} is a bool, not a version spec", node.line, node.column, f"write {field_name}: all_version, or a version range such as [v2.6, newest]")
-        )
-        return VersionSpec("invalid", problems=tuple(problems))
-    if node.kind == "scalar" and isinstance(node.value, str):
-        text = node.value
-        if text == ALL_VERSION:
-            return VersionSpec("all")
-        if not text.strip():
-            return malformed("empty version string", node.line, node.column)
-        start_column = node.column + (1 if node.quoted else 0)
-        if "," not in text:
-            item = VersionItem(text, node.line, start_column)
-            unknown(item)
-            return VersionSpec("list", (item,), tuple(problems))
-        items = []
-        offset = 0
-        for piece in text.split(","):
-            stripped = piece.strip()
-            items.append(VersionItem(stripped, node.line, start_column + offset + len(piece) - len(piece.lstrip())))
-            offset += len(piece) + 1
-        # The codegen splits on ', ' exactly: 'v2.6,v2.7' is one unknown version, so the op vanishes in both.
-        if [p for p in text.split(", ")] != [i.text for i in items] or not all(i.text for i in items):
-            return malformed(
-                f"comma list '{text}' must separate versions with ', ' (comma and one space)",
-                node.line,
-                start_column,
-                "write e.g. 'v2.6, v2.7', or a range [v2.6, v2.7]",
-            )
-        for item in items:
-            unknown(item)
-        return VersionSpec("list", tuple(items), tuple(problems))
-    if node.kind == "sequence":
-        values = node.value
-        if len(values) < 2:
-            return malformed(f"a version range needs [start, end], found {len(values)} item(s)", node.line, node.column, "write [v2.6, newest]")
-        if len(values) > 2:  # reported, then read as the codegen reads it: a range of the first two
-            problems.append(
-                Problem(
-                    "Y006",
-                    f"{field_name}: a version range has 2 items, found {len(values)}: the codegen reads only [{', '.join(str(v.value) for v in values[:2])}]",
-                    values[2].line,
-                    values[2].column,
-                    "for a set of versions write a comma list string: 'v2.6, v2.8, v2.9'",
-                )
-            )
-        start_node, end_node = values[0], values[1]
-        for item_node in (start_node, end_node):
-            if item_node.kind != "scalar" or not isinstance(item_node.value, str):
-                return malformed(f"range item {item_node.plain!r} is not a version string", item_node.line, item_node.column, "versions read v2.1; quote nothing, write the 'v'")
-        start = VersionItem(start_node.value, start_node.line, start_node.column)
-        end = VersionItem(end_node.value, end_node.line, end_node.column)
-        unknown(start)
-        unknown(end, allow_newest=True)
-        start_key, end_key = version_key(start.text, order), version_key(end.text, order)
-        if end.text != NEWEST and start_key is not None and end_key is not None and end_key < start_key:
-            problems.append(
-                Problem("Y007", f"{field_name}: range [{start.text}, {end.text}] ends before it starts: it selects no version", end.line, end.column, f"write [{end.text}, {start.text}]")
-            )
-        return VersionSpec("range", (start, end), tuple(problems))
-    shown = "nothing" if node.value is None else repr(node.plain)
-    return malformed(f"{shown} is not a version spec", node.line, node.column, "write all_version, [start, end|newest], v2.1 or 'v2.1, v2.2'")
-
-
 @dataclass
 class EntryFacts:
     entry: YamlEntry
     signature: OpSignature | None
-    specs: dict[str, VersionSpec] = field(default_factory=dict)
+    specs: dict[str, VersionSpec]
+    versions: frozenset[str]  # where the codegen keeps the entry (OpPluginFile.active_versions)
 
     @property
     def op(self) -> str | None:
         return self.signature.full_name if self.signature is not None else None
-
-    def active_versions(self, universe: tuple[str, ...]) -> frozenset[str]:
-        """Versions in which the codegen keeps the entry (it has an acl_op, op_api or sparse kernel)."""
-        selected: set[str] = set()
-        for name in ACTIVE_FIELDS:
-            spec = self.specs.get(name)
-            if spec is not None:
-                selected |= spec.expand(universe)
-        return frozenset(selected)
 
 
 @dataclass
@@ -239,27 +84,12 @@ def _signature(func: str | None) -> OpSignature | None:
 @shared_index
 def file_index(file: OpPluginFile) -> FileIndex:
     """Everything the Y rules share, computed once per file."""
-    is_fragment = file.is_fragment
-    known = None if is_fragment else {v: i for i, v in enumerate(file.versions)}
-    facts = []
-    for entry in file.entries:
-        fact = EntryFacts(entry, _signature(entry.func))
-        for name in VERSION_FIELDS:
-            node = entry.get(name)
-            if node is not None:
-                fact.specs[name] = read_version_spec(node, name, known)
-        facts.append(fact)
-    if is_fragment:
-        mentioned = {i.text for f in facts for s in f.specs.values() for i in s.items if VERSION_NUMBER.match(i.text)}
-        # all_version alone names no version: let it stand for one, so two such entries still overlap
-        universe = tuple(sorted(mentioned, key=lambda v: version_key(v, {}) or ())) or (ALL_VERSION,)
-    else:
-        universe = tuple(file.versions)
+    facts = [EntryFacts(entry, _signature(entry.func), file.specs(entry), file.active_versions(entry)) for entry in file.entries]
     by_name: dict[str, EntryFacts] = {}
     for fact in facts:
         if fact.op is not None and fact.entry.section in GEN_OPAPI_SECTIONS and fact.entry.get("gen_opapi") is not None:
             by_name.setdefault(fact.op, fact)
-    return FileIndex(is_fragment, universe, facts, by_name)
+    return FileIndex(file.is_fragment, file.universe, facts, by_name)
 
 
 def spec_problems(file: OpPluginFile, code: str) -> Iterator[Violation]:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.op_plugin_yaml.common import file_index, EntryFacts, version_key
+from opkit.lint.rules.op_plugin_yaml.common import EntryFacts, file_index
+from opkit.lint.sources.version_specs import version_key
 from opkit.lint.sources.op_plugin_yaml import OpPluginFile
 
 
@@ -37,9 +38,9 @@ def duplicate_func(file: OpPluginFile) -> Iterator[Violation]:
         if key is None:
             continue
         earlier = seen.setdefault((fact.entry.section, key), [])
-        versions = fact.active_versions(index.universe)
+        versions = fact.versions
         for other in earlier:
-            overlap = versions & other.active_versions(index.universe)
+            overlap = versions & other.versions
             if overlap:
                 shown = ", ".join(sorted(overlap, key=lambda v: version_key(v, {}) or (0,)))
                 yield Violation(

@@ -19,6 +19,7 @@ from opkit.lint.rules.schema import inplace_name_without_mutation  # noqa: F401 
 from opkit.lint.rules.schema import out_argument_not_annotated  # noqa: F401  S105
 from opkit.lint.rules.schema import duplicate_argument  # noqa: F401  S106
 from opkit.lint.rules.schema import default_before_required  # noqa: F401  S107
+from opkit.lint.rules.schema import out_overload_returns_alias  # noqa: F401  S108
 from opkit.lint.rules.schema import tensor_after_attribute  # noqa: F401  S201
 from opkit.lint.rules.schema import name_round_trip  # noqa: F401  S202
 from opkit.lint.rules.schema import attr_type_unsupported  # noqa: F401  S203

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opkit.lint.sources import SchemaSite
-from opkit.signature import Dialect, SchemaError
+from opkit.signature import OpSignature, Dialect, SchemaError
 
 
 def parse_error(site: SchemaSite) -> SchemaError | None:
@@ -13,3 +13,13 @@ def parse_error(site: SchemaSite) -> SchemaError | None:
 
 def canonical_from(error: SchemaError) -> str | None:
     return error.canonical if error.dialect is Dialect.OP_PLUGIN else None
+
+
+def is_out_convention(sig: OpSignature) -> bool:
+    """An out= overload in ATen's convention: named ``out`` (or ``*_out``), it returns exactly its
+    keyword-only ``Tensor(a!)`` out arguments. Other overloads that write a keyword-only tensor
+    (``npu_scatter_pa_cache.value``) update state in place and have no functional twin."""
+    if not (sig.overload == "out" or sig.overload.endswith("_out")):
+        return False
+    returned = sig.returned_mutated_arguments
+    return bool(returned) and set(returned) == set(sig.out_arguments) and all(r.alias is not None for r in sig.returns)

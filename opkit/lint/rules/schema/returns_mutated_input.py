@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
+from opkit.lint.rules.schema.common import is_out_convention
 from opkit.lint.sources import SchemaSite
 
 
@@ -16,10 +17,11 @@ def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     PyTorch's automatic functionalization (2.6+), which TorchAir relies on to put in-place custom ops
     into a graph, rejects custom ops whose outputs carry alias annotations ("Found a custom (non-ATen)
     operator whose output has alias annotations"). ``torch._dynamo.explain`` still reports one graph,
-    so the failure only shows at AOT compile time. Return ``()`` or fresh tensors instead.
+    so the failure only shows at AOT compile time. Return ``()`` or fresh tensors instead. An out=
+    overload in ATen's convention (``*, Tensor(a!) out) -> Tensor(a!)``) is S108 instead.
     """
     sig = site.signature
-    if sig is None or not site.is_custom or not sig.returns_alias:
+    if sig is None or not site.is_custom or not sig.returns_alias or is_out_convention(sig):
         return
     aliased = ", ".join(a.name for a in sig.returned_mutated_arguments) or "an input"
     yield Violation(
