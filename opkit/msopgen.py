@@ -24,10 +24,10 @@ DTYPES: dict[str, str] = {
     "quint8": "DT_QUINT8", "quint16": "DT_QUINT16",
 }  # fmt: skip
 
-# Formats msOpGen knows; ND is the default for PyTorch ops.
+# Formats msOpGen knows; ND is the default for PyTorch ops. NCL is not one: msOpGen only warns (msopgen.md §6).
 FORMATS: frozenset[str] = frozenset(
     """ND NCHW NHWC NC1HWC0 FRACTAL_Z FRACTAL_NZ NCDHW NDHWC NDC1HWC0 FRACTAL_Z_3D HWCN CHWN DHWCN NC CN
-    NC1HWC0_C04 FRACTAL_Z_C04 C1HWNCoC0 FRACTAL_ZN_LSTM FRACTAL_Z_3D_TRANSPOSE NCL""".split()
+    NC1HWC0_C04 FRACTAL_Z_C04 C1HWNCoC0 FRACTAL_ZN_LSTM FRACTAL_Z_3D_TRANSPOSE""".split()
 )
 
 # JSON attr type → OpAttrDef method; unknown attr types are silently dropped by msOpGen.

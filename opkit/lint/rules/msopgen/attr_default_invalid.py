@@ -13,18 +13,26 @@ from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 @rule("J013", "attr-default-invalid", severity=Severity.ERROR, scope="msopgen", example='"attr": [{"name": "mode", "type": "string", "param_type": "optional", "default_value": "\\"mean\\""}]')
 def attr_default_invalid(file: MsOpGenFile) -> Iterator[Violation]:
-    """An attr's ``default_value`` contains ``; ' " ( )``, a newline, tab or backtick, or exceeds 1024 characters.
+    """An attr's ``default_value`` cannot become valid C++: msOpGen rejects it or writes code that does not compile.
 
-    msOpGen rejects such defaults: they are pasted into generated C++.
+    msOpGen pastes ``default_value`` into the OpDef verbatim. It rejects a string containing
+    ``; ' " ( )``, a newline, tab or backtick, or longer than 1024 characters. It accepts a JSON
+    array, printed as a Python repr (``ListBool([True, False])``), which does not compile: write a
+    list default as a string, ``"{1, 2}"``.
     """
     for op in file.ops:
         for a in op.attrs:
             node = a.value.get("default_value")
             if node is None:
                 continue
+            name = text_of(a, "name")
+            if node.kind == "sequence":
+                braces = "{" + ", ".join(str(v) for v in node.plain) + "}"
+                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value is a JSON array, which msOpGen pastes into C++ as a Python list: it does not compile", op, hint=f'write the string "{braces}"')
+                continue
             text = str(node.value)
             bad = sorted(set(text) & msopgen.FORBIDDEN_DEFAULT_CHARS)
             if bad:
-                yield located(a, "default_value", f"{where(op)}: attr '{text_of(a, 'name')}' default_value contains forbidden characters {', '.join(map(repr, bad))}", op)
+                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value contains forbidden characters {', '.join(map(repr, bad))}", op)
             if len(text) > msopgen.MAX_DEFAULT_LENGTH:
-                yield located(a, "default_value", f"{where(op)}: attr '{text_of(a, 'name')}' default_value is {len(text)} characters, over {msopgen.MAX_DEFAULT_LENGTH}", op)
+                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value is {len(text)} characters, over {msopgen.MAX_DEFAULT_LENGTH}", op)

@@ -20,7 +20,9 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
 
     PyTorch drops trailing positional arguments that equal their default, and keyword-only arguments
     that equal theirs. Without a default the function then raises "missing argument" for such calls;
-    with a different default it silently computes with a value the caller did not pass.
+    with a different default it silently computes with a value the caller did not pass. A schema
+    default of ``None`` with a concrete Meta default (``dst_type=None`` against ``dst_type=1``) is
+    not reported: ``None`` means "the kernel chooses", and the Meta function spells out the choice.
     """
     for b in bound(project):
         fn, sig = b.reg.function, b.schema.sig
@@ -39,5 +41,5 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
             if schema_name(p.name) != a.name and sig.argument(schema_name(p.name)) is not None:
                 continue  # the parameter stands for another schema argument: misplaced (M003), not a default
             expected, found = schema_default(a), python_default(p.default)
-            if expected is not UNKNOWN and found is not UNKNOWN and expected != found:
+            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None:
                 yield b.violation(f"'{p.name}' defaults to {p.default_text} but the schema's '{a.name}' defaults to {a.default}: calls that pass {a.default} get {p.default_text}")
