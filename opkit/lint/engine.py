@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from opkit.lint.finding import Finding, Severity, Violation
 from opkit.lint.registry import RULES, Rule, Selection, load_rules
-from opkit.lint.sources import InputError, LintProject, SchemaSite, read_text
+from opkit.lint.discovery import InputGroup, discover
+from opkit.lint.sources import InputError, LintProject, NotLinted, SchemaSite, read_text
 from opkit.signature import Dialect, OpSignature
 
 SCHEMA_PATH = "<schema>"
@@ -30,32 +30,57 @@ class LintResult:
         return 1 if any(f.severity >= fail_on for f in self.findings) else 0
 
 
-def _kind_of(path: str) -> str:
-    ext = os.path.splitext(path)[1].lower()
-    return {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"}.get(ext, "")
+# Text that any registration module opkit reads contains; other Python files found by walking a
+# directory (codegen scripts, tests, packaging) are not parsed at all.
+REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract")
 
 
 def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
-    """Read every path into its source type; unreadable ones become FATAL findings, the rest still load."""
+    """Every input of ``paths`` in one project (no pairing by directory): for tools and tests."""
+    problems: list[Finding] = []
+    group = InputGroup("", [item for g in discover(paths, problems) for item in g.inputs])
+    project = load_group(group, read_inputs(group), schemas, dialect)
+    project.input_findings[:0] = problems
+    return project
+
+
+def read_inputs(group: InputGroup) -> dict[str, str | InputError]:
+    """Each input's text, or the InputError saying why it cannot be read."""
+    texts: dict[str, str | InputError] = {}
+    for item in group.inputs:
+        try:
+            texts[item.path] = read_text(item.path)
+        except InputError as exc:
+            texts[item.path] = exc
+    return texts
+
+
+def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
+    """Read every input of the group into its source type; unreadable ones become FATAL findings, the rest still load."""
     project = LintProject()
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
     targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files}
-    for path in _expand(paths, project):
-        kind = _kind_of(path)
-        if not kind:
-            project.input_findings.append(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py or .json").finding(path))
+    for item in group.inputs:
+        text = texts[item.path]
+        if isinstance(text, InputError):
+            project.input_findings.append(text.finding(item.path))
             continue
+        if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
+            continue  # not a registration module
         try:
-            source = _loader(kind)(path, read_text(path))
+            source = _loader(item.kind)(item.path, text, explicit=item.explicit)
         except InputError as exc:
-            project.input_findings.append(exc.finding(path))
+            project.input_findings.append(exc.finding(item.path))
+            continue
+        except NotLinted as exc:
+            project.input_findings.append(exc.finding(item.path))
             continue
         except RecursionError:  # json, PyYAML and our builders recurse per nesting level
-            project.input_findings.append(InputError("E003", "nested too deeply to read").finding(path))
+            project.input_findings.append(InputError("E003", "nested too deeply to read").finding(item.path))
             continue
-        project.input_findings.extend(e.finding(path) for e in getattr(source, "structure_errors", ()))
-        targets[kind].append(source)
+        project.input_findings.extend(e.finding(item.path) for e in getattr(source, "structure_errors", ()))
+        targets[item.kind].append(source)
     return project
 
 
@@ -72,26 +97,6 @@ def _loader(kind: str):
     from opkit.lint.sources.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
-
-
-# JSON files of a generated project that are not msOpGen prototypes: opkit's spec file and the
-# CMake presets msOpGen writes. Skipped when walking a directory; named explicitly, they are linted.
-_NOT_LINT_INPUTS = frozenset({"opkit.json", "CMakePresets.json"})
-
-
-def _expand(paths: Sequence[str], project: LintProject) -> Iterable[str]:
-    """Files as given; a directory contributes the inputs opkit recognises inside it."""
-    for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build_out", "__pycache__", "node_modules"))
-                for name in sorted(files):
-                    if _kind_of(name) and name not in _NOT_LINT_INPUTS:
-                        yield os.path.join(root, name)
-        elif not os.path.exists(path):
-            project.input_findings.append(InputError("E001", "no such file or directory").finding(path))
-        else:
-            yield path
 
 
 def _finding(rule: Rule, v: Violation, *, path: str, line: int, column: int, op: str | None) -> Finding:
@@ -160,17 +165,43 @@ def lint(
     selection: Selection = Selection(),
     use_cache: bool = True,
 ) -> LintResult:
+    """Lint ``paths`` (files and directories) and ``schemas``, each project's files paired with each other."""
+    from opkit.lint import cache, result_cache
+
+    problems: list[Finding] = []
+    groups = discover(paths, problems)
+    if schemas and not (groups and groups[0].root == ""):
+        groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
+    caching = use_cache and cache.enabled()
+    rules = sorted(code for code in load_rules() if selection.enabled(code))
+    findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
+    files = 0
+    for group in groups:
+        group_schemas = schemas if group.root == "" else ()
+        texts = read_inputs(group)
+        readable = all(isinstance(t, str) for t in texts.values())
+        key = result_cache.key(group, texts, (rules, dialect.value, tuple(group_schemas))) if caching and readable else None
+        stored = result_cache.load(key) if key is not None else None
+        if stored is None:
+            stored = _lint_group(group, texts, group_schemas, dialect, selection, parse_cache=caching)
+            if key is not None:
+                result_cache.store(key, *stored)
+        findings += stored[0]
+        files += stored[1]
+    return LintResult(tuple(sorted(set(findings), key=lambda f: f.sort_key)), files)
+
+
+def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect: Dialect, selection: Selection, *, parse_cache: bool) -> tuple[list[Finding], int]:
     from opkit.lint import cache
 
-    project = load_project(paths, schemas, dialect)
+    project = load_group(group, texts, schemas, dialect)
     keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
-    parse_cache = cache.ParseCache.open(keys) if use_cache and cache.enabled() and len(keys) >= CACHE_MIN_SCHEMAS else None
+    parses = cache.ParseCache.open(keys) if parse_cache and len(keys) >= CACHE_MIN_SCHEMAS else None
     findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
     findings += run_rules(project, selection)
-    if parse_cache is not None:
-        parse_cache.save()
-    files = len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
-    return LintResult(tuple(sorted(set(findings), key=lambda f: f.sort_key)), files)
+    if parses is not None:
+        parses.save()
+    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
 
 
 __all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

@@ -20,8 +20,6 @@ def _json(run_opkit, *paths):
 @pytest.mark.parametrize(
     "name, content, code, line, fragment",
     [
-        ("empty.yaml", "", "E003", 1, "empty file"),
-        ("blank.yaml", "\n\n   \n", "E003", 1, "empty file"),
         ("notyaml.yaml", "custom:\n  - func: [unclosed\n", "E002", 3, "invalid YAML"),
         ("tabs.yaml", "custom:\n\t- func: x\n", "E002", 2, "invalid YAML"),
         ("list.yaml", "- func: my_op(Tensor x) -> Tensor\n", "E003", 1, "top level is a sequence"),
@@ -56,6 +54,16 @@ def test_missing_func_is_a_rule_finding_not_a_crash(tmp_path, run_opkit):
     exit_code, findings = _json(run_opkit, path)
     assert exit_code == 1
     assert [f["line"] for f in findings if f["code"] == "Y003"] == [2]
+
+
+@pytest.mark.parametrize("content", ["", "\n\n   \n", "# aclnn_derivatives.yaml: nothing yet\n# more comments\n"])
+def test_empty_or_comments_only_yaml_is_an_info_line_not_fatal(tmp_path, run_opkit, content):
+    path = tmp_path / "aclnn_derivatives.yaml"
+    path.write_text(content)
+    exit_code, findings = _json(run_opkit, path)
+    assert exit_code == 0
+    assert [(f["code"], f["severity"]) for f in findings] == [("I001", "info")]
+    assert "empty yaml" in findings[0]["message"]
 
 
 def test_missing_file_and_directory(tmp_path, run_opkit):

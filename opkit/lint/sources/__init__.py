@@ -27,6 +27,22 @@ INPUT_ERRORS = {
     "E005": ("internal-error", "A rule crashed on this input: a bug in opkit. The other rules and files are still checked; please report it with the input."),
 }
 
+# Inputs found but not linted: INFO findings, so a skipped file is visible yet never fails the run.
+INPUT_NOTES = {
+    "I001": ("input-skipped", "A file opkit recognised but does not lint (an empty yaml, autograd derivatives, a non-msOpGen JSON ...); the message says what it is."),
+}
+
+
+class NotLinted(Exception):
+    """The file is not one opkit lints; ``reason`` says what it is instead."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+    def finding(self, path: str) -> Finding:
+        return Finding("I001", Severity.INFO, f"not linted: {self.reason}", path)
+
 
 class InputError(Exception):
     def __init__(self, code: str, message: str, *, line: int = 1, column: int = 1, hint: str | None = None):

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from opkit.lint.sources import InputError, SchemaSite
+from opkit.lint.sources import InputError, NotLinted, SchemaSite
 from opkit import jsonio, yamlio
 from opkit.lint.sources.op_plugin_yaml import YNode, build_located
 from opkit.lint.suppression import NoqaMap
@@ -125,12 +125,26 @@ def _duplicate_key_errors(root: YNode, keys: tuple[str, ...]) -> list[InputError
     return sorted(errors, key=lambda e: (e.line, e.column))
 
 
-def load_msopgen_json(path: str, text: str) -> MsOpGenFile:
-    """Load and locate; InputError E002 for invalid JSON, E003 for a top level that is not op objects."""
+def looks_like_prototype(value: object) -> bool:
+    """An msOpGen prototype JSON: a list of op objects (or one), each with ``op`` or descriptor lists."""
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(i, dict) and {"op", "input_desc", "output_desc"} & set(i) for i in items)
+
+
+def load_msopgen_json(path: str, text: str, *, explicit: bool = True) -> MsOpGenFile:
+    """Load and locate; InputError E002 for invalid JSON, E003 for a top level that is not op objects.
+
+    Found by walking a directory, a JSON file that is not a prototype (a package.json, a config) is
+    NotLinted rather than an error.
+    """
     try:
         value, duplicate_keys = jsonio.loads(text)
     except jsonio.JsonError as exc:
+        if not explicit:
+            raise NotLinted(f"not valid JSON ({exc.message}), so not an msOpGen prototype") from None
         raise InputError("E002", f"invalid JSON: {exc.message}", line=exc.line, column=exc.column) from None
+    if not explicit and not looks_like_prototype(value):
+        raise NotLinted("a JSON file that is not an msOpGen prototype (no op objects)")
     root = _locate(text, value)
     items = root.value if root.kind == "sequence" else [root]
     ops: list[JsonOp] = []

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from opkit import yamlio
-from opkit.lint.sources import InputError, SchemaSite, read_text
+from opkit.lint.sources import InputError, NotLinted, SchemaSite, read_text
 from opkit.lint.sources.version_specs import ACTIVE_FIELDS, ALL_VERSION, VERSION_FIELDS, VersionSpec, read_version_spec, version_key
 from opkit.lint.suppression import NoqaMap
 from opkit.signature import Dialect
@@ -236,12 +236,33 @@ def is_op_plugin_yaml(root: Any) -> bool:
     return isinstance(root, dict) and bool(set(root) & {"all_version", *SECTIONS})
 
 
-def load_op_plugin_yaml(path: str, text: str | None = None) -> OpPluginFile:
-    """Load and locate; InputError for unreadable text, YAML syntax errors and a non-mapping top level."""
+def other_yaml_format(root: YNode) -> str | None:
+    """What a yaml file that is not an op_plugin_functions.yaml is, judged by its content; None if unknown.
+
+    op-plugin's config/ holds several formats beside op_plugin_functions.yaml: autograd derivatives
+    (``- name: schema`` with one formula per input), deprecated overloads (``- name:`` with ``aten:``)
+    and the older npu_native_functions.yaml (``backend:``, ``supported:``).
+    """
+    if root.kind == "sequence" and root.value and all(item.kind == "mapping" and "name" in item.value for item in root.value):
+        if any("aten" in item.value for item in root.value):
+            return "a deprecated-overloads yaml (name/aten entries)"
+        return "an autograd derivatives yaml (name: schema, with derivative formulas)"
+    if root.kind == "mapping" and {"backend", "supported"} & set(root.value) and not is_op_plugin_yaml(root.value):
+        return "an npu_native_functions.yaml (backend/supported), not op_plugin_functions.yaml"
+    if root.kind == "mapping" and not is_op_plugin_yaml(root.value):
+        return f"a yaml mapping without op_plugin_functions sections (keys: {', '.join(list(root.value)[:5]) or 'none'})"
+    return None
+
+
+def load_op_plugin_yaml(path: str, text: str | None = None, *, explicit: bool = True) -> OpPluginFile:
+    """Load and locate; InputError for unreadable text, YAML syntax errors and a non-mapping top level.
+
+    A file that holds no document (empty, comments only), or one recognisably in another format, is
+    NotLinted: reported as an info line, never fatal. A file found by walking a directory whose top
+    level is not what any op-plugin yaml looks like is NotLinted too; named explicitly, it is E003.
+    """
     if text is None:
         text = read_text(path)
-    if not text.strip():
-        raise InputError("E003", "empty file: expected an op_plugin_functions.yaml mapping (all_version, official, custom, ...)")
     try:
         nodes = yamlio.compose_all(text)
     except yaml.YAMLError as exc:
@@ -250,10 +271,17 @@ def load_op_plugin_yaml(path: str, text: str | None = None) -> OpPluginFile:
     except yamlio.TooLarge as exc:
         raise InputError("E003", str(exc)) from None
     nodes = [n for n in nodes if n is not None]
+    if not nodes:
+        raise NotLinted("empty yaml (no document, only comments or blank lines)")
     if len(nodes) != 1:
         raise InputError("E003", f"expected one YAML document, found {len(nodes)}")
     root = build_located(nodes[0])
+    other = other_yaml_format(root)
+    if other is not None and (root.kind == "mapping" or not explicit or "derivatives" in other or "deprecated" in other):
+        raise NotLinted(other)
     if root.kind != "mapping":
+        if not explicit:
+            raise NotLinted(f"a yaml {root.kind}, not an op_plugin_functions.yaml mapping")
         raise InputError(
             "E003",
             f"top level is a {root.kind}, expected a mapping of sections (all_version, official, custom, ...)",

@@ -692,7 +692,7 @@ class _Loader:
                 self._fake_target(_arg(call, 0, "op"), self.functions[fn.id], call)
 
 
-def load_registration_file(path: str, text: str) -> RegistrationFile:
+def load_registration_file(path: str, text: str, *, explicit: bool = True) -> RegistrationFile:
     """Parse ``text`` with ``ast`` (never import it); InputError E002 on a syntax error."""
     try:
         tree = ast.parse(text, filename=path)
