@@ -6,10 +6,11 @@ import sys
 
 import click
 
-from opkit.lint import Selection, Severity, lint, load_rules
+from opkit.lint import LintResult, Selection, Severity, baseline, diff, lint, load_rules
 from opkit.lint.config import ConfigError, load_config
+from opkit.lint.registry import unknown_patterns
 from opkit.lint.reporters import FORMATTERS, format_statistics
-from opkit.lint.sources import INPUT_ERRORS
+from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
 from opkit.signature import Dialect
 
 
@@ -32,29 +33,59 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None, help="Lowest severity that makes the exit code 1 (default: error).")
 @click.option("--statistics", is_flag=True, help="Print how many findings each code has instead of the findings.")
 @click.option("--color/--no-color", default=None, help="Colour text output (default: only on a terminal).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the schema parse cache (see OPKIT_CACHE_DIR).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result and parse caches (see OPKIT_CACHE_DIR).")
+@click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False), help="Report only findings not recorded in FILE (matched by code, op and content, not line).")
+@click.option("--write-baseline", is_flag=True, help="Record every current finding in the --baseline FILE and exit 0.")
+@click.option("--diff", "diff_rev", metavar="REV", help="Report only findings in entries and functions changed since git revision REV.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (2 still means unreadable input).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
-def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statistics, color, no_cache, output) -> None:
+def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statistics, color, no_cache, baseline_path, write_baseline, diff_rev, exit_zero, output) -> None:
     """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
 
-    Settings may also come from [tool.opkit.lint] in the nearest pyproject.toml (select, ignore,
-    fail-on, dialect); options given here override them.
+    A directory is walked: each yaml is recognised by its content and linted or skipped with an
+    info line (I001); each project directory (one with opkit.json or CMakePresets.json) pairs only
+    its own files. Settings may also come from [tool.opkit.lint] in the nearest pyproject.toml
+    (select, ignore, fail-on, dialect); options given here override them.
 
     Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage error or unreadable input.
     """
     if not paths and not schemas:
         raise click.UsageError("nothing to lint: give PATH... or --schema SIG")
+    if write_baseline and not baseline_path:
+        raise click.UsageError("--write-baseline needs --baseline FILE: where to record the findings")
     try:
         config = load_config()
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    for option, given, configured in (("--select", _codes(select), config.select), ("--ignore", _codes(ignore), config.ignore)):
+        where = option if given else f"{config.path}: [tool.opkit.lint] {option[2:]}"
+        unknown = unknown_patterns(given or configured)
+        if unknown:
+            raise click.UsageError(f"{where}: unknown rule code(s) {', '.join(unknown)}; `opkit rules` lists them")
     selection = Selection(_codes(select) or config.select, _codes(ignore) or config.ignore)
     dialect = Dialect(dialect or config.dialect or Dialect.OP_PLUGIN.value)
     result = lint(paths, schemas=schemas, dialect=dialect, selection=selection, use_cache=not no_cache)
+    findings = list(result.findings)
+    try:
+        if diff_rev:
+            findings = diff.touched(findings, diff.changed_lines(paths, diff_rev))
+        if write_baseline:
+            written = baseline.write(findings, baseline_path)
+            click.echo(f"opkit: recorded {written} finding(s) in {baseline_path}", err=True)
+            sys.exit(2 if result.has_fatal else 0)
+        if baseline_path:
+            findings, suppressed = baseline.filter_new(findings, baseline_path)
+            if suppressed:
+                click.echo(f"opkit: {suppressed} finding(s) recorded in {baseline_path} not shown", err=True)
+    except (diff.DiffError, baseline.BaselineError) as exc:
+        raise click.UsageError(str(exc)) from None
     colour = color if color is not None else (fmt == "text" and output.isatty())
     formatter = format_statistics if statistics else FORMATTERS[fmt]
-    output.write(formatter(result.findings, colour=colour, files=result.files))
-    sys.exit(result.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
+    output.write(formatter(findings, colour=colour, files=result.files, fmt=fmt))
+    outcome = LintResult(tuple(findings), result.files)
+    if exit_zero and not outcome.has_fatal:
+        sys.exit(0)
+    sys.exit(outcome.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
 
 
 @click.command("rules")
@@ -62,6 +93,7 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
 def rules_command(fmt: str) -> None:
     """List every rule: code, severity, name and summary."""
     rows = [(code, "fatal", name, summary) for code, (name, summary) in INPUT_ERRORS.items()]
+    rows += [(code, "info", name, summary) for code, (name, summary) in INPUT_NOTES.items()]
     rows += [(r.code, str(r.severity), r.name, r.summary) for r in sorted(load_rules().values(), key=lambda r: r.code)]
     if fmt == "json":
         import json
@@ -81,11 +113,20 @@ def rule_command(code: str) -> None:
         name, summary = INPUT_ERRORS[code]
         click.echo(f"{code} ({name}, fatal)\n\n{summary}\nReported for input opkit cannot read; the exit status is 2.")
         return
+    if code in INPUT_NOTES:
+        name, summary = INPUT_NOTES[code]
+        click.echo(f"{code} ({name}, info)\n\n{summary}\nAn info line: it never changes the exit status.")
+        return
     r = load_rules().get(code)
     if r is None:
         raise click.UsageError(f"unknown rule {code!r}; `opkit rules` lists them")
-    click.echo(f"{r.code} ({r.name}, {r.severity}, {r.scope})\n\n{r.summary}\n")
+    click.echo(f"{r.code} ({r.name}, {r.severity}, {r.scope})\n\n{_plain(r.summary)}\n")
     if r.explanation:
-        click.echo(r.explanation + "\n")
+        click.echo(_plain(r.explanation) + "\n")
     click.echo("Example that fires it:\n")
     click.echo("\n".join("    " + line for line in r.example.splitlines()))
+
+
+def _plain(text: str) -> str:
+    """Docstrings mark code with reST double backquotes; a terminal shows the code itself."""
+    return text.replace("``", "")

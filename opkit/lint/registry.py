@@ -89,6 +89,19 @@ def matches(code: str, patterns: Iterable[str]) -> bool:
     return any(code.startswith(p.strip().upper()) for p in patterns if p.strip())
 
 
+def known_codes() -> dict[str, str]:
+    """Every code opkit reports → its name: the rules, the input errors (E) and input notes (I)."""
+    from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
+
+    return {code: r.name for code, r in load_rules().items()} | {code: name for code, (name, _) in (INPUT_ERRORS | INPUT_NOTES).items()}
+
+
+def unknown_patterns(patterns: Iterable[str]) -> list[str]:
+    """The ``--select``/``--ignore`` patterns that match no code: typos, as ruff refuses them."""
+    codes = known_codes()
+    return [p for p in patterns if p.strip() and not any(code.startswith(p.strip().upper()) for code in codes)]
+
+
 @dataclass(frozen=True)
 class Selection:
     select: tuple[str, ...] = ()

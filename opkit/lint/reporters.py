@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 from opkit import __version__
 from opkit.lint.finding import Finding, Severity
-from opkit.lint.registry import load_rules
-from opkit.lint.sources import INPUT_ERRORS
+from opkit.lint.registry import known_codes, load_rules
+from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
 
 _COLOURS = {Severity.FATAL: "\033[1;31m", Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _RESET, _BOLD = "\033[0m", "\033[1m"
@@ -24,7 +24,7 @@ def _location(f: Finding) -> str:
     return f"{f.path}:{f.line}:{f.column}" if f.path else "<project>"
 
 
-def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int = 0) -> str:
+def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int = 0, **_: object) -> str:
     """``path:line:col: CODE message``, one per finding, then a summary line."""
     lines = []
     for f in findings:
@@ -44,15 +44,23 @@ def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int
     return printable("\n".join(lines) + "\n")
 
 
-def format_statistics(findings: Sequence[Finding], **_: object) -> str:
-    """One line per code, most frequent first, as ``ruff --statistics`` prints: count, code, severity, name."""
+def statistics(findings: Sequence[Finding]) -> list[dict]:
+    """Findings per code, most frequent first: count, code, severity, name."""
     from collections import Counter
 
-    names = {code: r.name for code, r in load_rules().items()} | {code: name for code, (name, _) in INPUT_ERRORS.items()}
+    names = known_codes()
     severity = {f.code: f.severity for f in findings}
     counts = Counter(f.code for f in findings)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return "".join(f"{n:>6}  {code:<5} {str(severity[code]):<8} {names.get(code, '')}\n" for code, n in rows)
+    return [{"count": n, "code": code, "severity": str(severity[code]), "name": names.get(code, "")} for code, n in rows]
+
+
+def format_statistics(findings: Sequence[Finding], *, fmt: str = "text", **_: object) -> str:
+    """As ``ruff --statistics``: one line per code (count, code, severity, name), or the same rows as JSON."""
+    rows = statistics(findings)
+    if fmt == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    return "".join(f"{r['count']:>6}  {r['code']:<5} {r['severity']:<8} {r['name']}\n" for r in rows)
 
 
 def format_json(findings: Sequence[Finding], **_: object) -> str:
@@ -70,9 +78,9 @@ def sarif_document(findings: Sequence[Finding]) -> dict:
     for code in used:
         r = known.get(code)
         entry: dict = {"id": code}
-        if code in INPUT_ERRORS:
-            name, summary = INPUT_ERRORS[code]
-            entry.update(name=name, shortDescription={"text": summary}, defaultConfiguration={"level": "error"})
+        if code in INPUT_ERRORS or code in INPUT_NOTES:
+            name, summary = (INPUT_ERRORS | INPUT_NOTES)[code]
+            entry.update(name=name, shortDescription={"text": summary}, defaultConfiguration={"level": "error" if code in INPUT_ERRORS else "note"})
         elif r is not None:
             entry.update(
                 name=r.name,
