@@ -119,10 +119,12 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
     for r in rules:
         by_scope.setdefault(r.scope, []).append(r)
 
+    schema_rules = by_scope.get("schema", [])
+    aten_rules = [r for r in schema_rules if not r.new_ops_only]
     for site in project.all_schema_sites():
         parsed = site.parsed
         op = parsed.full_name if isinstance(parsed, OpSignature) else site.op_hint or _name_guess(site.text)
-        for r in by_scope.get("schema", ()):
+        for r in schema_rules if site.is_custom else aten_rules:
             for v in _violations(r, site, site.path, findings):
                 # A violation's column is relative to the schema text; place it in the file.
                 column = site.column + (v.column - 1 if v.column else 0)
@@ -141,7 +143,7 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
 def _violations(rule: Rule, subject: object, path: str, findings: list[Finding]) -> list[Violation]:
     """Run one rule; a rule that crashes becomes an E005 finding instead of a traceback, and linting goes on."""
     try:
-        return list(rule.run(subject))
+        return list(rule.check(subject))
     except Exception as exc:  # a bug in opkit, reported like ruff reports a panicking rule
         message = f"internal error: rule {rule.code} raised {type(exc).__name__}: {exc}; please report it with this input"
         findings.append(Finding("E005", Severity.FATAL, message, path))

@@ -34,6 +34,7 @@ class Rule:
     explanation: str
     example: str
     check: Callable[..., Iterable[Violation]]
+    new_ops_only: bool = False  # a schema rule for new ops only: the engine skips other sites in bulk
 
     def run(self, subject: object) -> Iterator[Violation]:
         yield from self.check(subject)
@@ -42,8 +43,11 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, *, severity: Severity, scope: str, example: str) -> Callable:
-    """Register the decorated generator as rule ``code``; ``example`` shows input that fires it."""
+def rule(code: str, name: str, *, severity: Severity, scope: str, example: str, new_ops_only: bool = False) -> Callable:
+    """Register the decorated generator as rule ``code``; ``example`` shows input that fires it.
+
+    ``new_ops_only`` (schema rules): the rule concerns new ops (``custom:``, ``--schema``, custom_ops)
+    and is never called for ATen overloads (``official:`` ...), of which a real file has a thousand."""
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}")
 
@@ -52,7 +56,7 @@ def rule(code: str, name: str, *, severity: Severity, scope: str, example: str) 
             raise ValueError(f"rule code {code} registered twice")
         doc = inspect.cleandoc(fn.__doc__ or "")
         summary, _, explanation = doc.partition("\n")
-        RULES[code] = Rule(code, name, severity, scope, summary.strip(), explanation.strip(), inspect.cleandoc(example), fn)
+        RULES[code] = Rule(code, name, severity, scope, summary.strip(), explanation.strip(), inspect.cleandoc(example), fn, new_ops_only)
         return fn
 
     return register

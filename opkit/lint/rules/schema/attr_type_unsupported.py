@@ -9,7 +9,7 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", example="my_op(Tensor x, Scalar alpha) -> Tensor")
+@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, Scalar alpha) -> Tensor")
 def attr_type_unsupported(site: SchemaSite) -> Iterator[Violation]:
     """An argument type has no faithful msOpGen equivalent; new ops only.
 

@@ -10,7 +10,7 @@ from opkit.lint.rules.schema.common import is_out_convention
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", example="my_op_(Tensor(a!) self) -> Tensor(a!)")
+@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", new_ops_only=True, example="my_op_(Tensor(a!) self) -> Tensor(a!)")
 def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     """A new op returns an alias of an input (``-> Tensor(a!)``); new ops only.
 
