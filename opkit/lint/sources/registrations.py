@@ -216,10 +216,10 @@ class RegistrationFile:
 
 
 class _Names:
-    def __init__(self, tree: ast.Module):
+    def __init__(self, nodes: list[ast.AST]):
         self.aliases: dict[str, str] = {}
         self.star_modules: list[str] = []
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
@@ -557,7 +557,8 @@ class _Loader:
     def __init__(self, path: str, tree: ast.Module, result: RegistrationFile):
         self.path = path
         self.tree = tree
-        self.names = _Names(tree)
+        self.nodes = list(ast.walk(tree))  # walked once: a real Meta module has ~300k nodes
+        self.names = _Names(self.nodes)
         self.result = result
         self.libraries: dict[str, LibraryObject] = {}
         self.functions: dict[str, Function] = {}
@@ -567,7 +568,7 @@ class _Loader:
 
     def load(self) -> None:
         self._find_libraries()
-        defs = [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        defs = [n for n in self.nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         self.parsed = {id(fn): _function(fn, self.names) for fn in defs}
         for fn in defs:
             self.functions.setdefault(fn.name, self.parsed[id(fn)])
@@ -578,20 +579,20 @@ class _Loader:
         for fn in defs:
             for dec in fn.decorator_list:
                 self._decorator_registration(fn, dec)
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 self.statement[id(node.value)] = node
                 self._call_registration(node.value)
 
     def _find_libraries(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self.names.qualify(node.value.func) in LIBRARY:
                 call = node.value
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.libraries[target.id] = LibraryObject(target.id, _str_arg(call, 0, "ns") or "", _str_arg(call, 1, "kind") or "", _str_arg(call, 2, "dispatch_key") or "")
         # Only once every Library is known: ``m.define`` may sit anywhere in the module.
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "define":
                 self._define(node)
 
