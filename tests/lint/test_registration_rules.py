@@ -246,9 +246,21 @@ def test_m004_quiet_when_names_match(tmp_path):
 
 
 def test_m005_missing_and_different_defaults(tmp_path):
-    body = '@impl(m, "f")\ndef f_meta(x, k, pads=[2, 2], *, flag=False):\n    return torch.empty_like(x)\n'
+    body = '@impl(m, "f")\ndef f_meta(x, k, pads=[2, 2], *, flag=False):\n    return x.new_empty([k, *pads]) if flag else x\n'
     result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, int k=1, int[2] pads=1, *, bool flag=True) -> Tensor"])
     assert found(result) == [("M005", 5)] * 3
+    # A different default the function never reads cannot change its result (op-plugin's real
+    # Meta file has six, e.g. `layout=1` for `str layout='BSND'`); a missing one still fails the call.
+    unread = '@impl(m, "f")\ndef f_meta(x, k, pads=[2, 2], *, flag=False):\n    return torch.empty_like(x)\n'
+    assert [m for m in messages(lint([meta_file(tmp_path, unread)], schemas=["f(Tensor x, int k=1, int[2] pads=1, *, bool flag=True) -> Tensor"]), "M005")] == [
+        "schema argument 'k' defaults to 1: calls that leave it there drop it, and f_meta's 'k' has no default"
+    ]
+    # None resolved by the function itself, as npu_deformable_conv2d_meta does with `dilation`.
+    resolved = '@impl(m, "f")\ndef f_meta(x, dilation=None):\n    if dilation is None:\n        dilation = [1, 1]\n    return x.new_empty(dilation)\n'
+    assert found(lint([meta_file(tmp_path, resolved)], schemas=["f(Tensor x, int[2] dilation=[1,1]) -> Tensor"])) == []
+    # A schema default of None that the Meta function spells out (`dst_type=1` for `int? dst_type=None`).
+    spelled = '@impl(m, "f")\ndef f_meta(x, dst_type=1):\n    return x.new_empty([dst_type])\n'
+    assert found(lint([meta_file(tmp_path, spelled)], schemas=["f(Tensor x, int? dst_type=None) -> Tensor"])) == []
     text = " | ".join(messages(result, "M005"))
     assert "'k' has no default" in text
     assert "'pads' defaults to [2, 2] but the schema's 'pads' defaults to 1: calls that pass 1" in text
@@ -632,7 +644,7 @@ def test_m005_not_reported_for_a_parameter_that_stands_for_another_argument(tmp_
     result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, Tensor? beta=None, Tensor? scale2=None, *, int axis=-1) -> Tensor"])
     assert [c for c, _ in found(result)] == ["M004", "M004"]
     # A plain rename still compares defaults, and a missing default still fails the dropped call.
-    renamed = '@impl(m, "f")\ndef f_meta(x, mode=0, other=None):\n    return torch.empty_like(x)\n'
+    renamed = '@impl(m, "f")\ndef f_meta(x, mode=0, other=None):\n    return torch.empty_like(x) if mode else x\n'
     result = lint([meta_file(tmp_path, renamed)], schemas=["f(Tensor x, str rotary_mode='half', Tensor? beta=None) -> Tensor"])
     assert "M005" in [c for c, _ in found(result)]
     shifted = '@impl(m, "f")\ndef f_meta(x, scale2):\n    return torch.empty_like(x)\n'
@@ -675,3 +687,13 @@ def test_m006_always_raising_ending_does_not_fall_off(tmp_path, ending):
     # A check that can pass still falls off.
     falls = body.replace("False", "mode > 1")
     assert [c for c, _ in found(lint([meta_file(tmp_path, falls)], schemas=["f(Tensor x, int mode) -> Tensor"]))] == ["M006"]
+
+
+def test_m003_only_for_a_real_slot_mismatch(tmp_path):
+    # op-plugin's npu_dropout_with_add_softmax_meta(x1, x2, ...) for (Tensor self, Tensor x1, ...):
+    # a rename, shifted by one, not two arguments landing in each other's parameter.
+    renamed = '@impl(m, "f")\ndef f_meta(x1, x2, alpha):\n    return x1 + x2\n'
+    schema = "f(Tensor self, Tensor x1, Scalar alpha) -> Tensor"
+    assert [c for c, _ in found(lint([meta_file(tmp_path, renamed)], schemas=[schema]))] == ["M004", "M004"]
+    swapped = '@impl(m, "f")\ndef f_meta(x1, self, alpha):\n    return x1 + self\n'
+    assert [c for c, _ in found(lint([meta_file(tmp_path, swapped)], schemas=[schema]))] == ["M003"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import ast
 from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
@@ -23,6 +24,8 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
     with a different default it silently computes with a value the caller did not pass. A schema
     default of ``None`` with a concrete Meta default (``dst_type=None`` against ``dst_type=1``) is
     not reported: ``None`` means "the kernel chooses", and the Meta function spells out the choice.
+    Nor is a Meta default of ``None`` that the function resolves itself (``if dilation is None:``),
+    nor a different default of a parameter the function never reads: it cannot change the result.
     """
     for b in bound(project):
         fn, sig = b.reg.function, b.schema.sig
@@ -41,5 +44,24 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
             if schema_name(p.name) != a.name and sig.argument(schema_name(p.name)) is not None:
                 continue  # the parameter stands for another schema argument: misplaced (M003), not a default
             expected, found = schema_default(a), python_default(p.default)
-            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None:
+            if found is None and _resolves_none(fn.node, p.name):
+                continue
+            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None and _reads(fn.node, p.name):
                 yield b.violation(f"'{p.name}' defaults to {p.default_text} but the schema's '{a.name}' defaults to {a.default}: calls that pass {a.default} get {p.default_text}")
+
+
+def _resolves_none(function: ast.AST, name: str) -> bool:
+    """Whether the function tests ``name is None`` (and so substitutes its own default)."""
+    return any(
+        isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and node.left.id == name
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+        for node in ast.walk(function)
+    )
+
+
+def _reads(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for statement in function.body for node in ast.walk(statement))
