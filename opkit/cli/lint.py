@@ -94,7 +94,7 @@ def rules_command(fmt: str) -> None:
     """List every rule: code, severity, name and summary."""
     rows = [(code, "fatal", name, summary) for code, (name, summary) in INPUT_ERRORS.items()]
     rows += [(code, "info", name, summary) for code, (name, summary) in INPUT_NOTES.items()]
-    rows += [(r.code, str(r.severity), r.name, r.summary) for r in sorted(load_rules().values(), key=lambda r: r.code)]
+    rows += [(r.code, str(r.severity), r.name, _plain(r.summary)) for r in sorted(load_rules().values(), key=lambda r: r.code)]
     if fmt == "json":
         import json
 

@@ -34,7 +34,7 @@ def npu_swiglu_meta(x, dim=-1):
 
 @impl(m, "npu_gelu")
 def npu_gelu_meta(self, *, approximate="tanh"):
-    return torch.empty_like(self)
+    return torch.empty_like(self) if approximate in ("tanh", "none") else None
 
 
 @impl(m, "npu_rms_norm")
@@ -165,7 +165,7 @@ def test_each_project_directory_pairs_its_own_files(tmp_path):
         root.mkdir()
         (root / "opkit.json").write_text("{}")
         (root / "ops.yaml").write_text(f"custom:\n  - func: my_op(Tensor x, int k={default}) -> Tensor\n    op_api: all_version\n")
-        (root / "meta.py").write_text(f'from torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_op")\ndef my_op_meta(x, k={default}):\n    return x.new_empty(x.shape)\n')
+        (root / "meta.py").write_text(f'from torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_op")\ndef my_op_meta(x, k={default}):\n    return x.new_empty([k])\n')
     result = lint([str(tmp_path)])
     assert result.files == 4 and result.findings == ()
     # Named together on the command line, the files are one project: now they disagree.

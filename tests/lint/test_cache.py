@@ -99,7 +99,7 @@ def test_small_inputs_get_no_parse_cache(tmp_path, monkeypatch):
 # The result cache
 # ------------------------------------------------------------------------------------------------
 
-META = 'from torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_op")\ndef my_op_meta(x, k=1):\n    return x.new_empty(x.shape)\n'
+META = 'from torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_op")\ndef my_op_meta(x, k=1):\n    return x.new_empty([k])\n'
 YAML = "custom:\n  - func: my_op(Tensor x, int k=1) -> Tensor\n    op_api: all_version\n"
 
 
