@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import kept_descriptors, located, unknown_dtypes, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, strings, text_of
+from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
 @rule("J006", "dtypes-all-unknown", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "type": ["FP16", "float64"], "format": ["ND", "ND"]}')

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import field
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule

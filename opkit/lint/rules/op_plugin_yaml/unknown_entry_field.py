@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from dataclasses import field
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import keyword
 import ast
 from collections.abc import Iterator
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import keyword
 from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
