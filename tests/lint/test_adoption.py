@@ -10,15 +10,21 @@ import pytest
 
 from opkit.lint import lint
 
-# Written for these tests in the formats op-plugin's config/ holds beside op_plugin_functions.yaml.
+# Written for these tests in the formats op-plugin's config/ holds beside op_plugin_functions.yaml
+# (shapes as in Ascend/op-plugin at commit 517f2e7d: derivatives.yaml, deprecated.yaml, atb_ops.yaml).
 DERIVATIVES = """\
+all_version: [v2.1, v2.2, v2.3, v2.4, v2.5, v2.6, v2.7, v2.8, v2.9, v2.10, v2.11, v2.12, v2.13, v2.14, v2.15]
+backward:
 - name: npu_swiglu(Tensor self, int dim=-1) -> Tensor
   self: npu_swiglu_backward(grad, self, dim)
-  result: auto_element_wise
+  version: all_version
 
 - name: npu_rms_norm(Tensor self, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)
   self, gamma: npu_rms_norm_backward(grads[0], self, gamma, result1)
+  version: [v2.1, newest]
 """
+DEPRECATED = "deprecated:\n  - name: npu_apply_adam\n    replace: 'torch.optim.Adam or torch.optim.adam'\n"
+ATB_OPS = 'functions:\n  - cpp_name: "at_npu::native::atb::npu_fused_add_topk_div"\n    impl_name: "atb::npu_fused_add_topk_div"\n'
 COMMENTS_ONLY = "# Copyright (c) op-plugin authors\n# aclnn derivatives are generated; nothing to declare here yet.\n"
 META = '''\
 import torch
@@ -60,6 +66,8 @@ def op_plugin_dir(tmp_path, corpus_yaml) -> Path:
     (root / "config" / "op_plugin_functions.yaml").write_text(corpus_yaml.read_text())
     (root / "config" / "derivatives.yaml").write_text(DERIVATIVES)
     (root / "config" / "aclnn_derivatives.yaml").write_text(COMMENTS_ONLY)
+    (root / "config" / "deprecated.yaml").write_text(DEPRECATED)
+    (root / "config" / "atb_ops.yaml").write_text(ATB_OPS)
     (root / "python" / "meta").mkdir(parents=True)
     (root / "python" / "meta" / "_meta_registrations.py").write_text(META)
     (root / "python" / "meta" / "__init__.py").write_text("")
@@ -72,8 +80,9 @@ def test_real_repository_directory_passes_with_a_baseline_and_fails_on_a_new_bad
     assert code == 1  # the real file's own errors (S101, M001 ...): never 2
     assert not [f for f in findings if f["severity"] == "fatal"]
     skipped = {Path(f["path"]).name: f["message"] for f in findings if f["code"] == "I001"}
-    assert set(skipped) == {"derivatives.yaml", "aclnn_derivatives.yaml"}
+    assert set(skipped) == {"derivatives.yaml", "aclnn_derivatives.yaml", "deprecated.yaml", "atb_ops.yaml"}
     assert "derivatives" in skipped["derivatives.yaml"] and "empty yaml" in skipped["aclnn_derivatives.yaml"]
+    assert "deprecated" in skipped["deprecated.yaml"] and "ATB" in skipped["atb_ops.yaml"]
     assert not [f for f in findings if f["code"] == "Y001"]  # derivatives.yaml is not taken for a broken op_plugin file
     m005 = [f for f in findings if f["code"] == "M005"]
     assert [(Path(f["path"]).name, f["op"]) for f in m005] == [("_meta_registrations.py", "npu_gelu")]  # 'tanh' vs 'none'
@@ -196,3 +205,18 @@ def test_s002_typo_gets_did_you_mean(run_opkit):
     code, out = run_opkit("lint", "--schema", "f(Tensr x) -> Tensor")
     assert code == 1 and "S002 unknown type 'Tensr'" in out and "did you mean 'Tensor'?" in out
     assert "installed torch" not in out
+
+
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        ("- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n", "autograd derivatives"),  # PyTorch's derivatives.yaml
+        ("- name: add(Tensor self, Scalar alpha, Tensor other) -> Tensor\n  aten: add(self, other, alpha)\n", "deprecated-overloads"),
+        ("backend: NPU\ncpp_namespace: at_npu::native\nsupported:\n  - add.Tensor\n", "npu_native_functions"),
+    ],
+)
+def test_other_yaml_formats_are_recognised_and_skipped(tmp_path, run_opkit, content, what):
+    path = tmp_path / "other.yaml"
+    path.write_text(content)
+    code, findings = _json(run_opkit, path)
+    assert code == 0 and [f["code"] for f in findings] == ["I001"] and what in findings[0]["message"]

@@ -232,26 +232,35 @@ class OpPluginFile:
         return sites
 
 
-def is_op_plugin_yaml(root: Any) -> bool:
-    return isinstance(root, dict) and bool(set(root) & {"all_version", *SECTIONS})
+# op-plugin's config/ beside op_plugin_functions.yaml (measured at commit 517f2e7d): a top-level key that
+# names another format → what that file is.
+OTHER_CONFIG_FORMATS = {
+    "backward": "op-plugin's autograd derivatives yaml (backward: name/formula entries)",
+    "deprecated": "op-plugin's deprecated-ops yaml (deprecated: name/replace entries)",
+    "functions": "op-plugin's ATB op list (functions: cpp_name/impl_name entries)",
+    "supported": "an npu_native_functions.yaml (backend/supported), not op_plugin_functions.yaml",
+}
 
 
 def other_yaml_format(root: YNode) -> str | None:
     """What a yaml file that is not an op_plugin_functions.yaml is, judged by its content; None if unknown.
 
-    op-plugin's config/ holds several formats beside op_plugin_functions.yaml: autograd derivatives
-    (``- name: schema`` with one formula per input), deprecated overloads (``- name:`` with ``aten:``)
-    and the older npu_native_functions.yaml (``backend:``, ``supported:``).
+    op-plugin's config/ holds several formats beside op_plugin_functions.yaml: ``derivatives.yaml``
+    (``all_version`` and ``backward:``), ``deprecated.yaml`` (``deprecated:``), ``atb_ops.yaml``
+    (``functions:``); PyTorch's own derivatives.yaml and deprecated.yaml are lists of ``name:`` entries.
     """
     if root.kind == "sequence" and root.value and all(item.kind == "mapping" and "name" in item.value for item in root.value):
         if any("aten" in item.value for item in root.value):
             return "a deprecated-overloads yaml (name/aten entries)"
         return "an autograd derivatives yaml (name: schema, with derivative formulas)"
-    if root.kind == "mapping" and {"backend", "supported"} & set(root.value) and not is_op_plugin_yaml(root.value):
-        return "an npu_native_functions.yaml (backend/supported), not op_plugin_functions.yaml"
-    if root.kind == "mapping" and not is_op_plugin_yaml(root.value):
-        return f"a yaml mapping without op_plugin_functions sections (keys: {', '.join(list(root.value)[:5]) or 'none'})"
-    return None
+    if root.kind != "mapping" or set(root.value) & set(SECTIONS):
+        return None
+    for key, what in OTHER_CONFIG_FORMATS.items():
+        if key in root.value:
+            return what
+    if "all_version" in root.value:
+        return None  # an op_plugin_functions.yaml that lacks its sections: Y001 says which
+    return f"a yaml mapping without op_plugin_functions sections (keys: {', '.join(list(root.value)[:5]) or 'none'})"
 
 
 def load_op_plugin_yaml(path: str, text: str | None = None, *, explicit: bool = True) -> OpPluginFile:
