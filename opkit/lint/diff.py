@@ -38,14 +38,20 @@ def _toplevel(path: str) -> str:
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)) or "."
     while not os.path.isdir(directory):
         directory = os.path.dirname(directory)
-    return _git(directory, "rev-parse", "--show-toplevel").strip()
+    try:
+        return _git(directory, "rev-parse", "--show-toplevel").strip()
+    except DiffError:
+        raise DiffError(f"--diff needs a git repository: {path} is not in one") from None
 
 
 def changed_lines(paths: Sequence[str], rev: str) -> dict[str, set[int] | None]:
     """Real path → the new-side line numbers changed since ``rev``; None for a file that is wholly new."""
     changed: dict[str, set[int] | None] = {}
     for top in dict.fromkeys(_toplevel(p) for p in (paths or ["."])):
-        _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        try:
+            _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        except DiffError:
+            raise DiffError(f"--diff {rev}: not a commit in the git repository at {top}") from None
         current: set[int] | None = None
         for line in _git(top, "diff", "--no-color", "--no-ext-diff", "-U0", rev, "--").splitlines():
             if line.startswith("+++ "):
