@@ -70,7 +70,7 @@ def find_host_headers(cann: str | os.PathLike | None = None) -> HostHeaders:
     looked = ", ".join(str(root) for root, _ in candidates)
     raise ToolchainError(
         f"no CANN host headers ({HOST_HEADER.as_posix()}) under {looked}: "
-        "install the CANN toolkit and `source <CANN>/set_env.sh`, or pass --cann PATH"
+        "install the CANN toolkit and `source <CANN>/set_env.sh`, or name it with `opkit check --cann PATH`"
     )
 
 

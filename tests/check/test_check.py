@@ -31,8 +31,8 @@ def test_generated_projects_pass(generated, run_opkit, cann_include, name, schem
     assert code == 0, output
     assert f"CANN host headers: {cann_include} (from --cann)" in output
     assert "checked 2 file(s)" in output and "0 error(s), 0 warning(s)" in output
-    # The Ascend C tree itself is a project too.
-    assert run_opkit("check", str(project / op_type), "--cann", str(cann_include))[0] == 0
+    if name == "my_op":  # the Ascend C tree itself is a project too
+        assert run_opkit("check", str(project / op_type), "--cann", str(cann_include), "--host-only")[0] == 0
 
 
 # (directory, text, replacement, message); the error is on the replaced line unless a 5th item names the
@@ -57,7 +57,7 @@ def test_mutated_project_fails_at_the_mutated_line(generated, run_opkit, cann_in
     if error_at:
         text = source.read_text()
         line = text[: text.index(error_at[0])].count("\n") + 1
-    code, output = run_opkit("check", str(project), "--cann", str(cann_include))
+    code, output = run_opkit("check", str(project), "--cann", str(cann_include), *(["--host-only"] if kind == "op_host" else []))
     assert code == 1, output
     errors = [row for row in output.splitlines() if ": error: " in row]
     assert errors and all(row.startswith(f"ListOp/{kind}/list_op.cpp:{line}:") for row in errors), output
@@ -174,3 +174,31 @@ def test_missing_compiler_is_one_message(generated, run_opkit, cann_include, tmp
 def test_no_project_is_one_message(run_opkit, tmp_path):
     code, output = run_opkit("check", str(tmp_path))
     assert code == 2 and "no Ascend C project here" in output and output.count("\n") == 1
+
+
+@needs_compiler
+def test_new_checks_the_host_code_when_headers_are_found(run_opkit, cann_include, tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(cann_include))
+    code, output = run_opkit("new", "my_op", "--schema", MY_OP, "--no-verify", "--msopgen", "builtin", "-o", str(tmp_path / "a"))
+    assert code == 0, output
+    assert f"CANN host headers: {cann_include} (from $ASCEND_HOME_PATH)" in output
+    assert "checked 1 file(s), op_host against the CANN host headers: 0 error(s), 0 warning(s)" in output
+    monkeypatch.delenv("ASCEND_HOME_PATH")
+    monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", ())
+    code, output = run_opkit("new", "my_op", "--schema", MY_OP, "--no-verify", "--msopgen", "builtin", "-o", str(tmp_path / "b"))
+    assert code == 0 and "opkit check skipped: no CANN host headers" in output, output
+
+
+def test_doctor_reports_compiler_and_headers(cann_include, tmp_path, monkeypatch):
+    from opkit.verify import doctor
+
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(cann_include))
+    findings = {f.name: f for f in doctor._compile_check_tools()}
+    assert findings["CANN host headers"].status == "ok" and str(cann_include) in findings["CANN host headers"].detail
+    monkeypatch.delenv("CXX", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", ())
+    findings = {f.name: f for f in doctor._compile_check_tools()}
+    assert findings["C++ compiler"].status == "info" and "no C++ compiler" in findings["C++ compiler"].detail
+    assert findings["CANN host headers"].status == "info" and "needed by opkit check only" in findings["CANN host headers"].detail
