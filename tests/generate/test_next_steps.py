@@ -41,3 +41,8 @@ def test_vendor_and_aclnn_names_reach_the_steps(generate):
     assert "void kv_update_(at::Tensor& x, const at::Tensor& y)" in readme
     assert "EXEC_NPU_CMD(aclnnKvUpdate, x, y);" in readme
     assert "bash ci/build.sh" not in readme  # no torch_npu rebuild for a custom_op
+    # The Python that builds and calls the extension is valid Python.
+    import ast
+    import textwrap
+
+    ast.parse(textwrap.dedent(re.search(r"```python\n(.*?)```", readme, re.S).group(1)))
