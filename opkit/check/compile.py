@@ -141,7 +141,7 @@ def parse_diagnostics(output: str, cwd: Path, roots: tuple[Path, ...]) -> tuple[
 
 def _compile(compiler: str, headers: HostHeaders, source: Path, kind: str, roots: tuple[Path, ...]) -> SourceCheck:
     include = (f"-I{headers.include_dir}",) if kind == "op_host" else (f"-I{STAND_IN_INCLUDE}", *KERNEL_FLAGS)
-    command = (compiler, *BASE_FLAGS, *include, source.name)
+    command = (compiler, *BASE_FLAGS, *include, f"./{source.name}")  # ./: a file named -x.cpp is no option
     env = dict(os.environ, LC_ALL="C")  # plain quotes and English messages, whatever the user's locale
     try:
         done = subprocess.run(command, cwd=source.parent, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S, env=env)
