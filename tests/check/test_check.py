@@ -202,3 +202,19 @@ def test_doctor_reports_compiler_and_headers(cann_include, tmp_path, monkeypatch
     findings = {f.name: f for f in doctor._compile_check_tools()}
     assert findings["C++ compiler"].status == "info" and "no C++ compiler" in findings["C++ compiler"].detail
     assert findings["CANN host headers"].status == "info" and "needed by opkit check only" in findings["CANN host headers"].detail
+
+
+@needs_compiler
+def test_json_list_defaults_compile_when_msopgen_pastes_them(generated, run_opkit, cann_include):
+    """msOpGen pastes default_value into ListInt(...) verbatim: opkit's JSON must carry braces (msopgen.md §6)."""
+    import json
+    import re
+
+    project = generated("list_op", WITH_LIST)
+    (attr,) = [a for a in json.loads((project / "msopgen" / "list_op.json").read_text())[0]["attr"] if a["name"] == "sizes"]
+    assert attr["default_value"] == "{1,1}"
+    source = project / "ListOp" / "op_host" / "list_op.cpp"
+    pasted = re.sub(r"ListInt\(\{1, 1\}\)", "ListInt(" + attr["default_value"] + ")", source.read_text())
+    assert "ListInt({1,1})" in pasted
+    source.write_text(pasted)
+    assert run_opkit("check", str(project), "--cann", str(cann_include), "--host-only")[0] == 0

@@ -339,11 +339,11 @@ def prototype_attrs_mismatch(project: LintProject) -> Iterator[Violation]:
 
 
 def _default_value(default: object) -> object:
-    """A default as a value, so ``1``, ``"1"`` and ``1.0``, or ``"[1, 1]"`` and ``[1,1]``, compare equal."""
+    """A default as a value, so ``1``, ``"1"`` and ``1.0``, or ``"[1, 1]"``, ``"{1,1}"`` and ``[1,1]``, compare equal."""
     if default is None or not isinstance(default, str):
         return default
     try:
-        return json.loads(re.sub(r"\s+", "", default).lower())
+        return json.loads(re.sub(r"\s+", "", default).lower().replace("{", "[").replace("}", "]"))
     except ValueError:
         return default
 
