@@ -124,11 +124,14 @@ def attr_default(arg: Argument) -> bool | int | float | str | list:
 
 
 def default_value_text(value: bool | int | float | str | list) -> str:
-    """msOpGen's ``default_value`` text for a default: ``true``, ``1``, ``1e-06``, ``abc``, ``[1,1]``."""
+    """msOpGen's ``default_value`` text for a default: ``true``, ``1``, ``1e-06``, ``abc``, ``{1,1}``.
+
+    msOpGen pastes the text into C++ (``ListInt(<text>)``): a list needs braces, ``[1,1]`` does not compile.
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return "[" + ",".join(default_value_text(v) for v in value) + "]"
+        return "{" + ",".join(default_value_text(v) for v in value) + "}"
     return str(value)
 
 

@@ -19,6 +19,7 @@ COMMANDS = {
     "rules": "opkit.cli.lint:rules_command",
     "rule": "opkit.cli.lint:rule_command",
     "new": "opkit.cli.new:new_command",
+    "check": "opkit.cli.check:check_command",
     "yaml": "opkit.cli.yaml:yaml_group",
     "verify": "opkit.cli.verify:verify_command",
     "doctor": "opkit.cli.verify:doctor_command",

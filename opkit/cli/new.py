@@ -33,10 +33,13 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature.
 
-    Exit status: 0 written (and verified), 1 written but the graph-entry check failed or --force left
-    conflicts to resolve, 2 bad input (nothing written), 130 interrupted (nothing written).
+    When CANN's host headers and a C++ compiler are found, the op_host code is compile-checked as
+    `opkit check` does. Exit status: 0 written (and verified), 1 written but the compile check or the
+    graph-entry check failed or --force left conflicts to resolve, 2 bad input (nothing written), 130
+    interrupted (nothing written).
     """
     from opkit.generate.msopgen_tool import MsOpGenError
+    from opkit.generate.next_steps import next_steps_text
     from opkit.generate.project import TargetError, generate_project
     from opkit.generate.spec import SpecError, make_spec
 
@@ -61,15 +64,18 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.signature.op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     for warning in _schema_warnings(spec):
         click.echo(f"warning: {warning}")
-    click.echo(f"next steps: {project.path / 'README.md'}")
     if project.conflicts:
         click.echo(
             f"conflicts: your edits and the new generation change the same lines in {', '.join(project.conflicts)}; "
             "both are kept between <<<<<<< and >>>>>>> markers: resolve them, then run `opkit verify`"
         )
         sys.exit(1)
-    if verify:
-        _verify(project.path)
+    compiles = _check_host_code(project.path)
+    click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
+    click.echo(next_steps_text(spec))
+    verified = _verify(project.path) if verify else True
+    if not (compiles and verified):
+        sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 
 
 def _schema_warnings(spec) -> list[str]:
@@ -79,10 +85,23 @@ def _schema_warnings(spec) -> list[str]:
     return [f"{f.code} {f.message}" for f in result.findings]
 
 
-def _verify(path) -> None:
+def _check_host_code(path) -> bool:
+    """`opkit check --host-only` when a compiler and CANN's headers are here; a note when they are not."""
+    from opkit.check import ToolchainError, check_project
+
+    try:
+        report = check_project(path, kinds=("op_host",))
+    except ToolchainError as exc:
+        click.echo(f"opkit check skipped: {exc}")
+        return True
+    click.echo("opkit check (op_host):")
+    click.echo(str(report))
+    return report.exit_code() == 0
+
+
+def _verify(path) -> bool:
     from opkit.verify import verify_project
 
     report = verify_project(path)
     click.echo(str(report))
-    if not report.ok:
-        sys.exit(1)  # the files stay written; the op does not enter the graph yet
+    return report.ok

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -63,3 +64,17 @@ def run_msopgen(executable: str, prototype_json: Path, soc: str, out_dir: Path) 
     if done.returncode != 0 or not out_dir.is_dir():
         raise MsOpGenError(f"{' '.join(command)} failed (exit {done.returncode}):\n{output}")
     return MsOpGenRun(tuple(command), output)
+
+
+def set_vendor_name(tree: Path, vendor: str) -> None:
+    """Give msOpGen's tree the project's vendor name: msOpGen always writes ``customize``, and packages
+    that share a vendor name overwrite each other when installed."""
+    presets = tree / "CMakePresets.json"
+    if not presets.is_file():
+        return
+    document = json.loads(presets.read_text(encoding="utf-8"))
+    for preset in document.get("configurePresets", []):
+        variable = preset.get("cacheVariables", {}).get("vendor_name")
+        if isinstance(variable, dict):
+            variable["value"] = vendor
+    presets.write_text(json.dumps(document, indent=4) + "\n", encoding="utf-8")

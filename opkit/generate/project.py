@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opkit.generate.model import ProjectModel
-from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen
+from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
 from opkit.generate.spec import OpSpec
 from opkit.generate.update import Update, record_generation, update_tree
@@ -96,6 +96,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             ascend_c = rendered / model.op_type
             shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
             run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
+            set_vendor_name(ascend_c, spec.vendor)
         files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
         record_generation(rendered)
         changes = Update()

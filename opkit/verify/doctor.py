@@ -204,6 +204,19 @@ def _msopgen() -> list[Finding]:
     return [Finding("msopgen", "ok" if path else "info", path or "not on PATH (comes with the CANN toolkit)")]
 
 
+def _compile_check_tools() -> list[Finding]:
+    """What `opkit check` compiles with (it runs without an NPU; CANN's host headers are enough)."""
+    from opkit.check import ToolchainError, find_compiler, find_host_headers
+
+    out = []
+    for name, find in (("C++ compiler", find_compiler), ("CANN host headers", find_host_headers)):
+        try:
+            out.append(Finding(name, "ok", str(find())))
+        except ToolchainError as exc:
+            out.append(Finding(name, "info", f"{exc} (needed by opkit check only)"))
+    return out
+
+
 def _environment_traps() -> list[Finding]:
     out = []
     autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD")
@@ -230,6 +243,6 @@ def _environment_traps() -> list[Finding]:
 
 def diagnose_environment() -> DoctorReport:
     findings: list[Finding] = [Finding("python", "ok", f"{sys.version.split()[0]} at {sys.executable}")]
-    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_environment_traps, "environment")):
+    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_compile_check_tools, "opkit check"), (_environment_traps, "environment")):
         findings += _check(fn, name)
     return DoctorReport(tuple(findings))

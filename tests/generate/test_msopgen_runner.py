@@ -15,6 +15,9 @@ with open(os.environ["FAKE_MSOPGEN_LOG"], "w") as f:
     json.dump(args, f)
 os.makedirs(os.path.join(out, "op_host"))
 open(os.path.join(out, "op_host", "from_msopgen.cpp"), "w").close()
+variables = {{"vendor_name": {{"type": "STRING", "value": "customize"}}, "ENABLE_TEST": {{"type": "BOOL", "value": "True"}}}}
+with open(os.path.join(out, "CMakePresets.json"), "w") as f:
+    json.dump({{"version": 1, "configurePresets": [{{"name": "default", "cacheVariables": variables}}]}}, f, indent=4)
 print("Generation completed")
 """
 
@@ -45,6 +48,9 @@ def test_auto_finds_msopgen_on_path(tmp_path, monkeypatch, run_opkit):
     assert "Generation completed" in output
     # msOpGen's tree replaced the built-in one, inside the project
     assert sorted(os.listdir(project / "MyOp" / "op_host")) == ["from_msopgen.cpp"]
+    # ... with the project's vendor name instead of msOpGen's "customize", and nothing else changed
+    variables = json.loads((project / "MyOp" / "CMakePresets.json").read_text())["configurePresets"][0]["cacheVariables"]
+    assert variables == {"vendor_name": {"type": "STRING", "value": "my_op"}, "ENABLE_TEST": {"type": "BOOL", "value": "True"}}
 
 
 def test_ascend_home_path_and_builtin(tmp_path, monkeypatch, run_opkit):

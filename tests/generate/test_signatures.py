@@ -56,8 +56,8 @@ def _opdef(cpp: str) -> dict:
 
 
 def _cpp_default(text: str) -> str:
-    """A C++ literal in msOpGen's default_value spelling: {1, 1} → [1,1], "none" → none."""
-    return text.replace("{", "[").replace("}", "]").replace(" ", "").replace('"', "")
+    """A C++ literal in msOpGen's default_value spelling: {1, 1} → {1,1}, "none" → none."""
+    return text.replace(" ", "").replace('"', "")
 
 
 def _declared_by_json(document: list) -> dict:

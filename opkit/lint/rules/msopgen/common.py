@@ -78,10 +78,10 @@ def differs(what: str, found: list, expected: list) -> str | None:
 
 
 def default_as_value(default: object) -> object:
-    """A default as a value, so ``1``, ``"1"`` and ``1.0``, or ``"[1, 1]"`` and ``[1,1]``, compare equal."""
+    """A default as a value, so ``1``, ``"1"`` and ``1.0``, or ``"[1, 1]"``, ``"{1,1}"`` and ``[1,1]``, compare equal."""
     if default is None or not isinstance(default, str):
         return default
     try:
-        return json.loads(re.sub(r"\s+", "", default).lower())
+        return json.loads(re.sub(r"\s+", "", default).lower().replace("{", "[").replace("}", "]"))
     except ValueError:
         return default

@@ -1,0 +1,30 @@
+"""`opkit check [PROJECT]`: compile the project's op_host sources against CANN's host headers. Never imports torch."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("check")
+@click.argument("project", default=".", type=click.Path(file_okay=False))
+@click.option("--cann", metavar="PATH", type=click.Path(file_okay=False), help="CANN installation or include directory (default: $ASCEND_HOME_PATH, then the standard locations).")
+@click.option("--host-only", is_flag=True, help="Skip the kernel skeleton check (for a kernel that already uses the Ascend C API).")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Exit 1 on errors only, or on warnings too.")
+def check_command(project, cann, host_only, fail_on) -> None:
+    """Compile each op_host/*.cpp with the system C++ compiler (-std=c++17 -fsyntax-only -Wall -Wextra)
+    against CANN's host headers, and each op_kernel/*.cpp against opkit's stand-in kernel_operator.h
+    (the skeleton's shape only). Reports errors and warnings in the project's files.
+
+    Exit status: 0 clean, 1 errors (or warnings with --fail-on warning), 2 no project, compiler or headers.
+    """
+    from opkit.check import CheckError, check_project
+
+    try:
+        report = check_project(project, cann=cann, kinds=("op_host",) if host_only else ("op_host", "op_kernel"))
+    except CheckError as exc:
+        click.echo(f"opkit check: {exc}", err=True)
+        sys.exit(2)
+    click.echo(str(report))
+    sys.exit(report.exit_code(fail_on))

@@ -1,0 +1,16 @@
+#ifndef STAND_IN_INFER_DATATYPE_CONTEXT_H
+#define STAND_IN_INFER_DATATYPE_CONTEXT_H
+#include "exe_graph/runtime/extended_kernel_context.h"
+
+namespace gert {
+class InferDataTypeContext : public ExtendedKernelContext {
+public:
+    ge::DataType GetInputDataType(const size_t index) const;
+    ge::DataType GetOptionalInputDataType(const size_t ir_index) const;
+    ge::DataType GetDynamicInputDataType(const size_t ir_index, const size_t relative_index) const;
+    ge::DataType GetRequiredInputDataType(const size_t ir_index) const;
+    ge::DataType GetOutputDataType(const size_t index) const;
+    ge::graphStatus SetOutputDataType(const size_t index, const ge::DataType datatype);
+};
+}  // namespace gert
+#endif
