@@ -22,6 +22,7 @@ from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 from opkit.verify import diagnose, graphs
 from opkit.verify.backends import Backend, GraphCapture, resolve_backend
 from opkit.verify.report import (
+    SkippedCheck,
     Comparison,
     GraphBreak,
     GraphEntryReport,
@@ -290,7 +291,7 @@ def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Prob
             if not ok:
                 problems.append(
                     Problem(
-                        Stage.REGISTRATION,
+                        Stage.META,
                         "fake_vs_real",
                         f"the Meta function of {op_name} disagrees with its kernel on output[{i}]: "
                         f"Meta gives {fake_text}, the kernel gives {_describe(r)}",
@@ -302,7 +303,7 @@ def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Prob
         if len(fakes) != len(reals):
             problems.append(
                 Problem(
-                    Stage.REGISTRATION,
+                    Stage.META,
                     "fake_vs_real",
                     f"the Meta function of {op_name} returns {len(fakes)} values, the kernel {len(reals)}",
                     "return exactly what the schema's returns declare",
@@ -312,11 +313,82 @@ def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Prob
     return checks, problems
 
 
-# opcheck's test_aot_dispatch_dynamic recompiles with dynamic shapes, which npugraph_ex never uses
-# (dynamic=False) and which costs more than the graph-entry compile itself; the static AOT dispatch is
-# exercised by the compile below. Ask for it with opcheck=OPCHECK_ALL.
-OPCHECK_DEFAULT = ("test_schema", "test_autograd_registration", "test_faketensor")
-OPCHECK_ALL = (*OPCHECK_DEFAULT, "test_aot_dispatch_dynamic")
+def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Problem]:
+    """The Meta/fake function alone, under FakeTensorMode, on each sample call (defaults omitted and
+    passed): it accepts the call, returns what the schema's returns declare, and returns no input
+    (or a view of one) unless the schema says the return aliases it."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._pytree import tree_leaves, tree_map_only
+
+    schema = op._schema
+    name = schema.name
+    returns = schema.returns
+    problems: list[Problem] = []
+    for args, kwargs in samples:
+        mode = FakeTensorMode()
+        fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (args, kwargs))
+        try:
+            with mode:
+                out = op(*fake_args, **fake_kwargs)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {diagnose.first_line(str(exc))}"
+            passed = sorted(kwargs) + [a.name for a in schema.arguments[: len(args)]]
+            problems.append(
+                Problem(
+                    Stage.META,
+                    "meta_call",
+                    f"the Meta function of {name} fails when called with ({', '.join(passed)}): {text}",
+                    f"make {diagnose.meta_name(name)} take every schema parameter, defaulted ones included "
+                    f"({', '.join(a.name for a in schema.arguments)}), in schema order",
+                    name,
+                    str(exc),
+                )
+            )
+            continue
+        values = () if out is None else (out if isinstance(out, tuple) else (out,))
+        if len(values) != len(returns):
+            problems.append(
+                Problem(
+                    Stage.META,
+                    "meta_returns",
+                    f"the Meta function of {name} returns {len(values)} value(s), the schema declares {len(returns)} "
+                    f"({str(schema).rpartition(' -> ')[2]})",
+                    "return exactly the schema's returns: None for '-> ()', one tensor for '-> Tensor', a tuple for several",
+                    name,
+                )
+            )
+            continue
+        inputs = [t for t in tree_leaves((fake_args, fake_kwargs)) if isinstance(t, torch.Tensor)]
+        for i, (value, ret) in enumerate(zip(values, returns)):
+            if ret.alias_info is not None:
+                continue
+            for t in tree_leaves(value):
+                if isinstance(t, torch.Tensor) and any(torch._C._is_alias_of(t, x) for x in inputs):
+                    problems.append(
+                        Problem(
+                            Stage.META,
+                            "meta_alias",
+                            f"the Meta function of {name} returns an input (or a view of one) as output {i}, but the "
+                            "schema's return is a fresh tensor",
+                            "allocate the output (torch.empty_like(x), x.new_empty(shape)); only a return annotated "
+                            "Tensor(a) may alias its input",
+                            name,
+                        )
+                    )
+                    break
+    return problems
+
+
+# Every opcheck test, always; each failure belongs to the stage whose check it makes.
+OPCHECK_ALL = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+OPCHECK_DEFAULT = OPCHECK_ALL
+_OPCHECK_STAGE = {
+    "test_schema": Stage.REGISTRATION,
+    "test_autograd_registration": Stage.REGISTRATION,
+    "test_faketensor": Stage.META,
+    "test_aot_dispatch_dynamic": Stage.AOT_FUNCTIONALIZATION,
+}
 
 
 def _first_call_per_op(calls: list[_OpCall]) -> list[_OpCall]:
@@ -348,31 +420,91 @@ def opcheck_problems(results: list[OpcheckResult], already: list[Problem]) -> li
     for r in results:
         if r.ok or r.op in explained:
             continue
-        failed = [(k, v) for k, v in r.results if v != "SUCCESS"]
-        problems.append(
-            Problem(
-                Stage.REGISTRATION,
-                "opcheck",
-                f"torch.library.opcheck fails for {r.op}: {', '.join(k for k, _ in failed)}",
-                f"run torch.library.opcheck(torch.ops.{r.op.replace('::', '.')}, args) and fix the first failing test",
-                r.op,
-                failed[0][1],
+        for test, error in r.results:
+            if error == "SUCCESS":
+                continue
+            problems.append(
+                Problem(
+                    _OPCHECK_STAGE.get(test, Stage.REGISTRATION),
+                    f"opcheck.{test}",
+                    f"torch.library.opcheck's {test} fails for {r.op}: {diagnose.first_line(error)}",
+                    f"run torch.library.opcheck(torch.ops.{r.op.replace('::', '.')}, args, test_utils=({test!r},)) "
+                    "and fix what it reports",
+                    r.op,
+                    error,
+                )
             )
-        )
     return problems
+
+
+@dataclass
+class _Call:
+    """One call of the compiled function: its inputs before, and outputs and inputs right after it
+    (copied at once: npugraph_ex returns outputs in graph memory that the next replay overwrites)."""
+
+    label: str
+    before: tuple  # (args, kwargs) as passed
+    after: tuple | None = None  # (args, kwargs) after the call: in-place effects
+    out: Any = None
 
 
 @dataclass
 class _Compiled:
     capture: GraphCapture
-    outputs: list = field(default_factory=list)  # (call label, outputs, inputs after the call)
+    calls: list[_Call] = field(default_factory=list)
     error: BaseException | None = None
+    error_call: str | None = None
     first_call_s: float | None = None
     replay_s: float | None = None
 
 
+# The calls a static check makes: capture, then replays with fresh data; the third refills the previous
+# call's tensors in place (a KV cache at the same address), the fourth passes new tensors (a mutated
+# graph input at a new address: npugraph_ex recaptures).
+STATIC_CALLS = ("capture", "replay", "replay, inputs refilled in place", "replay, new input tensors")
+DYNAMIC_SHAPES = 4  # shapes a dynamic=True sweep tries (dim 0 grows by one each time)
+
+
+def _fresh(tree, *, grow: int = 0):
+    """New data of the same kinds: floating tensors redrawn, others kept (indices stay valid)."""
+    import torch
+    from torch.utils._pytree import tree_map_only
+
+    def fresh(t):
+        shape = (t.shape[0] + grow, *t.shape[1:]) if grow and t.dim() else t.shape
+        if t.is_floating_point():
+            return torch.randn(shape, dtype=t.dtype, device=t.device)
+        if grow and t.dim():
+            return t.detach().new_zeros(shape)
+        return t.detach().clone()
+
+    return tree_map_only(torch.Tensor, fresh, tree)
+
+
+def _refill(tree) -> None:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    for t in tree_leaves(tree):
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            t.copy_(torch.randn_like(t))
+
+
+def call_plan(args, kwargs, *, dynamic: bool) -> list[tuple[str, Callable[[tuple | None], tuple]]]:
+    """(label, make inputs from the previous call's inputs) for each call a check makes."""
+    if dynamic:
+        return [(f"shape {i + 1}", lambda prev, i=i: _fresh((args, kwargs), grow=i)) for i in range(DYNAMIC_SHAPES)]
+
+    def refill(prev):
+        _refill(prev)
+        return prev
+
+    makers = [lambda prev: _clone((args, kwargs)), lambda prev: _fresh((args, kwargs)), refill, lambda prev: _fresh((args, kwargs))]
+    return list(zip(STATIC_CALLS, makers))
+
+
 def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic: bool, options: dict | None) -> _Compiled:
-    """torch.compile once; call it twice on fresh clones (capture, then replay)."""
+    """torch.compile once, then call it as ``call_plan`` says, keeping each call's inputs and outputs."""
     import torch
 
     capture = GraphCapture()
@@ -381,29 +513,33 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
         compile_kwargs["options"] = options
     compiled = torch.compile(_fresh_entry(fn), **compile_kwargs)
     result = _Compiled(capture)
-    for label in ("capture", "replay"):
-        call_args, call_kwargs = _clone(args), _clone(kwargs)
-        start = time.perf_counter()
-        try:
-            out = compiled(*call_args, **call_kwargs)
-            if backend.device != "cpu":
-                getattr(torch, backend.device).synchronize()
-        except Exception as exc:
-            result.error = exc
-            return result
-        elapsed = time.perf_counter() - start
-        if label == "capture":
-            result.first_call_s = elapsed
-        else:
-            result.replay_s = elapsed
-        result.outputs.append((label, out, (call_args, call_kwargs)))
+    inputs = None
+    with backend.session(capture):
+        for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
+            inputs = make_inputs(inputs)
+            call = _Call(label, _clone(inputs))
+            start = time.perf_counter()
+            try:
+                out = compiled(*inputs[0], **inputs[1])
+                if backend.device != "cpu":
+                    getattr(torch, backend.device).synchronize()
+            except Exception as exc:
+                result.error, result.error_call = exc, label
+                return result
+            elapsed = time.perf_counter() - start
+            call.out, call.after = _clone(out), _clone(inputs)
+            result.calls.append(call)
+            if result.first_call_s is None:
+                result.first_call_s = elapsed
+            elif result.replay_s is None:
+                result.replay_s = elapsed
     return result
 
 
 def compare_numerics(
-    expected_out, expected_inputs, compiled: _Compiled, input_names: list[str] | None, *, atol: float | None, rtol: float | None
+    fn: Callable, compiled: _Compiled, input_names: list[str] | None, *, atol: float | None, rtol: float | None
 ) -> tuple[list[Comparison], list[Problem]]:
-    """Outputs and every input after the call (so mutations are compared too), for capture and replay."""
+    """Each call's outputs and inputs after it (so mutations count) against eager on the same inputs."""
     import torch
     from torch.utils._pytree import keystr, tree_flatten_with_path
 
@@ -418,27 +554,29 @@ def compare_numerics(
             yield (f"{prefix}{key}", leaf)
 
     comparisons: list[Comparison] = []
-    for label, out, inputs in compiled.outputs:
-        pairs = list(zip(named(expected_out, "output"), named(out, "output")))
-        pairs += list(zip(named(expected_inputs, "", input_names), named(inputs, "", input_names)))
+    for call in compiled.calls:
+        expected_inputs = _clone(call.before)
+        expected_out = fn(*expected_inputs[0], **expected_inputs[1])
+        pairs = list(zip(named(expected_out, "output"), named(call.out, "output")))
+        pairs += list(zip(named(expected_inputs, "", input_names), named(call.after, "", input_names)))
         for (name, want), (_, got) in pairs:
             if not isinstance(want, torch.Tensor):
                 ok = want == got
-                comparisons.append(Comparison(name, label, bool(ok), None if ok else f"{got!r} != {want!r}"))
+                comparisons.append(Comparison(name, call.label, bool(ok), None if ok else f"{got!r} != {want!r}"))
                 continue
             try:
                 torch.testing.assert_close(got, want, atol=atol, rtol=rtol, equal_nan=True)
-                comparisons.append(Comparison(name, label, True))
+                comparisons.append(Comparison(name, call.label, True))
             except AssertionError as exc:
-                comparisons.append(Comparison(name, label, False, " ".join(str(exc).split())))
+                comparisons.append(Comparison(name, call.label, False, " ".join(str(exc).split())))
     problems = [
         Problem(
-            Stage.NUMERICS,
+            Stage.NUMERICS if c.call == compiled.calls[0].label else Stage.REPLAY,
             "compiled_vs_eager",
-            f"{c.name} on {c.call} differs from eager: {c.detail}",
+            f"{c.name} on the {c.call} call differs from eager: {c.detail}",
             "rerun with backend='aot_eager': if it differs there too, the Meta function or the schema's mutation "
-            "annotations mislead the graph; if only the device backend differs, dump its data (TorchAir "
-            "docs/zh/npugraph_ex/dfx/data_dump.md)",
+            "annotations mislead the graph; if only npugraph_ex differs, a replay reuses something captured once "
+            "(a Python scalar, an input address, state outside the graph)",
         )
         for c in comparisons
         if not c.ok
@@ -493,6 +631,7 @@ def check_graph_entry(
     atol: float | None = None,
     rtol: float | None = None,
     notes: Sequence[str] = (),
+    meta_samples: Sequence[tuple[tuple, dict]] = (),
 ) -> GraphEntryReport:
     """Check that ``fn_or_op(*args, **kwargs)`` enters one ``torch.compile`` graph with zero breaks.
 
@@ -500,11 +639,15 @@ def check_graph_entry(
     function that calls ops. For a module or function the custom (non-ATen) ops it calls are the
     targets, unless ``ops`` names them. ``real_kernel=False`` says the kernel is a stand-in (derived
     from the Meta function): fake-vs-real and numerics then prove nothing and are skipped, and the
-    report says so. ``opcheck``: True runs ``OPCHECK_DEFAULT``, or name the tests (``OPCHECK_ALL``).
-    ``backend``: ``auto`` (npugraph_ex on an NPU, else aot_eager), ``npugraph_ex``,
-    ``aot_eager``, ``inductor`` or ``eager``.
+    report says so. ``opcheck``: True runs every opcheck test, or name the tests.
+    ``backend``: ``auto`` (npugraph_ex on an NPU; off the NPU npugraph_ex's own compiler emulated when a
+    torch-npu wheel can be had, else aot_eager), ``npugraph_ex``, ``aot_eager``, ``inductor`` or ``eager``.
+    ``dynamic=True`` sweeps shapes and reports recaptures. ``meta_samples``: more calls for the Meta
+    function alone (e.g. with defaulted arguments passed).
     """
     import torch
+
+    from opkit.verify.backends import auto_fallback_note
 
     started = time.perf_counter()
     chosen = resolve_backend(backend)
@@ -513,6 +656,15 @@ def check_graph_entry(
     kwargs = dict(kwargs or {})
     args, kwargs = _to_device((tuple(args), kwargs), device)
     notes = list(notes)
+    skipped: list[SkippedCheck] = []
+    if backend == "auto" and (why := auto_fallback_note()) is not None and not chosen.emulated and chosen.name == "aot_eager":
+        notes.append(why)
+    emulation = None
+    if chosen.emulated:
+        from opkit.verify import npugraph_ex
+
+        emulation = npugraph_ex.load()
+        notes.append(emulation.note)
     if not chosen.sees_aot_graph:
         notes.append(
             f"backend {chosen.name} runs AOTAutograd out of reach: only Dynamo's graph was inspected"
@@ -520,7 +672,8 @@ def check_graph_entry(
             else f"backend {chosen.name} does not run AOTAutograd: functionalization was not checked"
         )
     if not real_kernel:
-        notes.append("numerics were not checked: the kernel is a stand-in derived from the Meta function")
+        skipped.append(SkippedCheck("numerics", "the kernel is a stand-in derived from the Meta function (add reference.py)"))
+        skipped.append(SkippedCheck("opcheck.test_faketensor and fake vs real", "a stand-in kernel agrees with the Meta function by construction"))
 
     problems: list[Problem] = []
     passed: list[Stage] = []
@@ -528,18 +681,25 @@ def check_graph_entry(
         # Registration
         problems += check_registration(target.op_names)
         signatures = {n: s for n in target.op_names if (s := _signature(n)) is not None}
+        undefined = any(p.check == "undefined_op" for p in problems)
+
+        # The Meta function alone, on the sample calls: before eager, whose stand-in kernel it may drive
+        sole_overload = getattr(fn_or_op, "_schema", None) is not None and not undefined
+        if sole_overload and _has_fake_impl(target.op_names[0]):
+            problems += check_meta_structure(fn_or_op, [(args, kwargs), *meta_samples])
+        meta_broken = any(p.stage is Stage.META for p in problems)
 
         # Eager, with custom-op calls recorded for the per-op checks
-        eager_out = eager_inputs = None
         calls: list[_OpCall] = []
         eager_s = None
-        eager_args, eager_kwargs = _clone(args), _clone(kwargs)
-        if not any(p.check == "undefined_op" for p in problems):
+        eager_ok = False
+        if not undefined:
             try:
-                eager_out, calls, eager_s = run_eager(target.fn, eager_args, eager_kwargs)
-                eager_inputs = (eager_args, eager_kwargs)
+                _, calls, eager_s = run_eager(target.fn, _clone(args), _clone(kwargs))
+                eager_ok = True
             except Exception as exc:
-                if not any(p.check == "missing_meta" for p in problems) or "fake" not in str(exc).lower():
+                stand_in_of_broken_meta = not real_kernel and meta_broken
+                if not stand_in_of_broken_meta and (not any(p.check == "missing_meta" for p in problems) or "fake" not in str(exc).lower()):
                     problems.append(
                         Problem(
                             Stage.EAGER,
@@ -554,6 +714,9 @@ def check_graph_entry(
         if not target.op_names and not isinstance(fn_or_op, str):
             target.op_names = sorted({c.op._schema.name for c in calls})
             signatures.update({n: s for n in target.op_names if (s := _signature(n)) is not None})
+        if not sole_overload:
+            for call in _first_call_per_op(calls):
+                problems += check_meta_structure(call.op, [(call.args, call.kwargs)])
         problems += check_mutations(calls)
         meta_checks: list[MetaCheck] = []
         opcheck_results: list[OpcheckResult] = []
@@ -561,18 +724,17 @@ def check_graph_entry(
             meta_checks, meta_problems = check_fake_vs_real(calls)
             problems += meta_problems
         if opcheck and calls:
-            tests = OPCHECK_DEFAULT if opcheck is True else tuple(opcheck)
+            tests = OPCHECK_ALL if opcheck is True else tuple(opcheck)
             if not real_kernel:  # a stand-in kernel agrees with the Meta function by construction
                 tests = tuple(t for t in tests if t != "test_faketensor")
             opcheck_results = run_opcheck(calls, tests)
-        if eager_inputs is not None:
+        elif not opcheck:
+            skipped.append(SkippedCheck("opcheck", "turned off by the caller (opcheck=False)"))
+        if eager_ok:
             passed.append(Stage.EAGER)
 
-        # Dynamo → AOT functionalization → backend, capture then replay
-        if any(p.check == "undefined_op" for p in problems):
-            compiled = None
-        else:
-            compiled = run_compiled(target.fn, args, kwargs, chosen, fullgraph=fullgraph, dynamic=dynamic, options=options)
+        # Dynamo -> AOT functionalization -> backend passes -> capture -> replays
+        compiled = None if undefined else run_compiled(target.fn, args, kwargs, chosen, fullgraph=fullgraph, dynamic=dynamic, options=options)
         capture = compiled.capture if compiled else GraphCapture()
         graph_breaks: list[GraphBreak] = []
         graph_count = len(capture.dynamo_graphs)
@@ -581,7 +743,7 @@ def check_graph_entry(
             exc = compiled.error
             if not capture.dynamo_graphs:
                 params = {n: ", ".join(a.name for a in s.arguments) for n, s in signatures.items()}
-                problem, brk = diagnose.dynamo_failure(exc, sole_op=sole_op, schema_params=params)
+                problem, brk = diagnose.dynamo_failure(exc, sole_op=sole_op, schema_params=params, user_code=not sole_overload)
                 problems.append(problem)
                 explained = explain_breaks(target.fn, args, kwargs)
                 graph_count, graph_breaks = (explained[0], explained[1]) if explained else (0, [])
@@ -595,10 +757,11 @@ def check_graph_entry(
                         reached_aot_graph=len(capture.aot_graphs) >= len(capture.dynamo_graphs),
                         sees_aot_graph=chosen.sees_aot_graph,
                         sole_op=sole_op,
+                        data_dependent=graphs.data_dependent_ops(capture.aot_graphs),
                     )
                 )
-            elif eager_inputs is not None:
-                problems.append(diagnose.runtime_failure(exc, backend=chosen.name, sole_op=sole_op))
+            elif not isinstance(exc, _capture_violation_type()):
+                problems.append(diagnose.runtime_failure(exc, backend=chosen.name, sole_op=sole_op, call=compiled.error_call))
         elif compiled is not None and graph_count > 1 and not fullgraph:
             explained = explain_breaks(target.fn, args, kwargs)
             graph_breaks = explained[1] if explained else []
@@ -606,7 +769,7 @@ def check_graph_entry(
         # What the graph holds
         inspected = capture.aot_graphs or capture.dynamo_graphs
         ops_in_graph = graphs.find_ops(target.op_names, capture.aot_graphs, capture.dynamo_graphs) if compiled and capture.dynamo_graphs else ()
-        uncapturable = list(graphs.uncapturable_ops(inspected, device=device))
+        uncapturable = list(graphs.uncapturable_ops(inspected, device=device, npu=chosen.name == "npugraph_ex"))
         uncapturable += [UncapturableOp(n, "random") for n, s in signatures.items() if s.has_generator]
         for u in uncapturable:
             problems.append(_uncapturable_problem(u))
@@ -623,28 +786,47 @@ def check_graph_entry(
                     )
                 )
 
-        # opcheck failures last: most are already explained by a more specific stage above
+        # npugraph_ex's own passes and capture (emulated off the NPU)
+        run = None
+        if capture.observation is not None and emulation is not None:
+            from opkit.verify.npugraph_ex import checks
+
+            run = checks.run_record(
+                capture.observation,
+                source=f"torch-npu {emulation.wheel.version} ({emulation.wheel.source})",
+                calls=[c.label for c in compiled.calls] + ([f"{compiled.error_call} (failed)"] if compiled.error_call else []),
+            )
+            if capture.observation.graphs:
+                problems += checks.passes_problems(capture.observation, target.op_names)
+            problems += checks.capture_problems(capture.observation)
+
+        # opcheck failures after the stages that explain most of them
         problems += opcheck_problems(opcheck_results, problems)
 
-        # Numerics
+        # Replays and numerics
         comparisons: list[Comparison] = []
-        if compiled is not None and compiled.error is None and eager_inputs is not None:
-            if any(u.kind == "random" for u in uncapturable):
-                notes.append("numerics were not compared: the graph draws random numbers")
+        if compiled is not None and compiled.calls and eager_ok:
+            if any(u.kind == "random" for u in uncapturable) or any(p.check == "random" for p in problems):
+                skipped.append(SkippedCheck("numerics", "the graph draws random numbers"))
             elif real_kernel:
-                comparisons, numeric_problems = compare_numerics(eager_out, eager_inputs, compiled, target.input_names, atol=atol, rtol=rtol)
+                comparisons, numeric_problems = compare_numerics(target.fn, compiled, target.input_names, atol=atol, rtol=rtol)
                 problems += numeric_problems
         if compiled is not None and compiled.error is None:
-            for stage in (Stage.DYNAMO, Stage.AOT_FUNCTIONALIZATION, Stage.BACKEND):
+            stages = [Stage.DYNAMO, Stage.AOT_FUNCTIONALIZATION, Stage.BACKEND]
+            if run is not None:
+                stages += [Stage.CAPTURE]
+            if comparisons:
+                stages += [Stage.REPLAY, Stage.NUMERICS] if len(compiled.calls) > 1 else [Stage.NUMERICS]
+            for stage in stages:
                 if stage is Stage.AOT_FUNCTIONALIZATION and not chosen.sees_aot_graph:
                     continue
                 if not any(p.stage is stage for p in problems):
                     passed.append(stage)
-            if comparisons and not any(p.stage is Stage.NUMERICS for p in problems):
-                passed.append(Stage.NUMERICS)
         elif compiled is not None and capture.dynamo_graphs:
             passed.append(Stage.DYNAMO)
-        if not any(p.stage is Stage.REGISTRATION for p in problems) and not any(p.check == "undefined_op" for p in problems):
+        if calls and not any(p.stage is Stage.META for p in problems):
+            passed.append(Stage.META)
+        if not any(p.stage is Stage.REGISTRATION for p in problems) and not undefined:
             passed.insert(0, Stage.REGISTRATION)
 
     return GraphEntryReport(
@@ -669,11 +851,24 @@ def check_graph_entry(
         ),
         notes=tuple(dict.fromkeys(notes)),
         graph_code=graphs.graph_code(capture.aot_graphs, capture.dynamo_graphs),
-        passed_stages=tuple(dict.fromkeys(passed)),
+        passed_stages=tuple(sorted(dict.fromkeys(passed), key=list(Stage).index)),
+        emulated=chosen.emulated,
+        npugraph_ex=run,
+        skipped=tuple(dict.fromkeys(skipped)),
     )
 
 
+def _capture_violation_type() -> type:
+    from opkit.verify.npugraph_ex.capture import CaptureViolation
+
+    return CaptureViolation
+
+
 _UNCAPTURABLE_ACTIONS = {
+    "cpu_constant": (
+        "a tensor constant made in the model lives on the host: on the NPU each replay copies it in; create it "
+        "once on the device and pass it in, or register it as a buffer of the module"
+    ),
     "random": (
         "npugraph_ex cannot capture random-number ops: generate the random tensor outside the compiled region "
         "and pass it in as an input"
@@ -685,7 +880,7 @@ _UNCAPTURABLE_ACTIONS = {
 
 def _uncapturable_problem(u: UncapturableOp) -> Problem:
     return Problem(
-        Stage.BACKEND,
+        Stage.CAPTURE,
         u.kind,
         f"{u.op} is in the graph and npugraph_ex cannot capture it ({u.kind.replace('_', ' ')})",
         _UNCAPTURABLE_ACTIONS[u.kind],
