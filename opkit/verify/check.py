@@ -684,9 +684,10 @@ def check_graph_entry(
         undefined = any(p.check == "undefined_op" for p in problems)
 
         # The Meta function alone, on the sample calls: before eager, whose stand-in kernel it may drive
-        sole_overload = getattr(fn_or_op, "_schema", None) is not None and not undefined
+        overload = getattr(fn_or_op, "_opoverload", fn_or_op)  # a custom_op's OpOverload
+        sole_overload = not isinstance(getattr(overload, "_schema", None), (str, type(None))) and not undefined
         if sole_overload and _has_fake_impl(target.op_names[0]):
-            problems += check_meta_structure(fn_or_op, [(args, kwargs), *meta_samples])
+            problems += check_meta_structure(overload, [(args, kwargs), *meta_samples])
         meta_broken = any(p.stage is Stage.META for p in problems)
 
         # Eager, with custom-op calls recorded for the per-op checks
