@@ -307,3 +307,21 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
         lines.append("  captured graph:")
         lines.extend("    " + line for line in report.graph_code.strip().splitlines())
     return "\n".join(lines)
+
+
+def _github_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
+    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
+    where = f" file={file}," if file else ""
+    if report.ok:
+        return f"::notice{where.rstrip(',')} title=opkit verify::{_github_escape(format_report(report).splitlines()[0])}"
+    lines = []
+    for p in report.problems:
+        title = f"opkit verify: {p.stage.title}: {p.check}"
+        lines.append(f"::error{where} title={title}::{_github_escape(p.message + ' Next: ' + p.next_action)}")
+    if not lines:
+        lines.append(f"::error{where.rstrip(',')} title=opkit verify::{_github_escape(format_report(report).splitlines()[0])}")
+    return "\n".join(lines)
