@@ -319,6 +319,7 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Prob
     (or a view of one) unless the schema says the return aliases it."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from torch.utils._pytree import tree_leaves, tree_map_only
 
     schema = op._schema
@@ -326,7 +327,7 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Prob
     returns = schema.returns
     problems: list[Problem] = []
     for args, kwargs in samples:
-        mode = FakeTensorMode()
+        mode = FakeTensorMode(shape_env=ShapeEnv())  # a shape env lets data-dependent sizes be unbacked SymInts
         fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (args, kwargs))
         try:
             with mode:

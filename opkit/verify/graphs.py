@@ -61,11 +61,13 @@ def find_ops(target_ops: Iterable[str], aot_graphs: list, dynamo_graphs: list) -
 
 def data_dependent_ops(graphs: list) -> tuple[str, ...]:
     """Ops whose output size is an unbacked SymInt (data-dependent) in a functionalized graph."""
+    import torch
     from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    from torch.utils._pytree import tree_leaves
 
     found: dict[str, None] = {}
     for node in _call_nodes(graphs):
-        value = node.meta.get("val")
+        value = [t for t in tree_leaves(node.meta.get("val")) if isinstance(t, torch.Tensor)] or None
         try:
             unbacked = bool(free_unbacked_symbols(value)) if value is not None else False
         except Exception:

@@ -20,7 +20,7 @@ def run_record(observation: Observation, *, source: str, calls: Iterable[str], e
         emulated=emulated,
         source=source,
         graph_before="\n".join(g.before.code.strip() for g in graphs) or None,
-        graph_after="\n".join(g.after.code.strip() for g in graphs) or None,
+        graph_after="\n".join(g.after.code.strip() for g in graphs if g.after is not None) or None,
         mutated_user_inputs=tuple(name for g in graphs for name in g.mutated_user_inputs),
         captures=capture.LOG.captures,
         recaptures_for_moved_inputs=observation.counter("recapture_due_to_mutated_input_change_"),
@@ -53,6 +53,8 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
             )
         )
     for g in observation.graphs:
+        if g.after is None:
+            continue
         placeholders = {n.name for n in g.after.graph.nodes if n.op == "placeholder"}
         mutated = set(g.mutated_user_inputs)
         for node in g.after.graph.nodes:

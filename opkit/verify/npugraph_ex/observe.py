@@ -1,9 +1,9 @@
 """What npugraph_ex did during one check: its graphs before and after its passes, the mutated user
 inputs it found, captures, fallback to eager, and the warnings it logs instead of failing.
 
-One observation point is added to the imported package: ``AclConcreteGraph.optimize_graph_without_runtime``
-(the step that runs npugraph_ex's passes) is wrapped to keep the graph it received, the graph it left
-and the ``AclGraph`` it built. Everything else is read from npugraph_ex's own logger, its warnings,
+One observation point is added to the imported package: ``_NpuFxCompiler._gen_compiled_gm`` (its
+compile of one functionalized graph) is wrapped to keep the graph it received, and, when it returns,
+the graph its passes left and the mutated user inputs it found. Everything else is read from npugraph_ex's own logger, its warnings,
 Dynamo's ``counters["npugraph_ex"]`` and the capture emulator's log.
 """
 
@@ -22,12 +22,12 @@ from opkit.verify.npugraph_ex import capture
 
 @dataclass
 class CompiledGraph:
-    """One FX graph npugraph_ex compiled."""
+    """One FX graph npugraph_ex compiled (``after`` stays None when its compile failed)."""
 
     before: Any  # torch.fx.GraphModule after AOTAutograd, before npugraph_ex's passes
-    after: Any  # the graph its passes left, which the capture runs
-    mutated_user_inputs: tuple[str, ...]
-    name: str  # npugraph_ex's graph name ("graph_3"): the key of its capture counters
+    after: Any = None  # the graph its passes left, which the capture runs
+    mutated_user_inputs: tuple[str, ...] = ()
+    name: str = ""  # npugraph_ex's graph name ("graph_3"): the key of its capture counters
 
 
 @dataclass
@@ -56,24 +56,25 @@ _installed = False
 
 
 def install(module) -> None:
-    """Wrap the pass runner of the imported npugraph_ex once."""
+    """Wrap the per-graph compile of the imported npugraph_ex once."""
     global _installed
     if _installed:
         return
-    from npugraph_ex._acl_concrete_graph.fx2acl_converter import AclConcreteGraph  # type: ignore[import-not-found]
+    compiler = module.npu_fx_compiler._NpuFxCompiler
+    compile_graph = compiler._gen_compiled_gm
 
-    optimize = AclConcreteGraph.optimize_graph_without_runtime
+    def observed(self, gm, example_inputs, observer):
+        entry = CompiledGraph(_copy_graph(gm)) if _current is not None else None
+        if entry is not None:
+            _current.graphs.append(entry)
+        concrete = compile_graph(self, gm, example_inputs, observer)
+        if entry is not None and hasattr(concrete, "_aclgraph_cache_info"):
+            entry.after = concrete.fx_graph
+            entry.mutated_user_inputs = tuple(concrete._aclgraph_cache_info.mutated_user_inputs or ())
+            entry.name = concrete.fx_graph_name
+        return concrete
 
-    def observed(self, *sample_args, observer=None, aot_gm=None):
-        before = _copy_graph(self.fx_graph)
-        result = optimize(self, *sample_args, observer=observer, aot_gm=aot_gm)
-        if _current is not None:
-            mutated = tuple(self._aclgraph_cache_info.mutated_user_inputs or ())
-            _current.graphs.append(CompiledGraph(before, self.fx_graph, mutated, self.fx_graph_name))
-        return result
-
-    AclConcreteGraph.optimize_graph_without_runtime = observed
-    del module
+    compiler._gen_compiled_gm = observed
     _installed = True
 
 
