@@ -59,7 +59,7 @@ def torch_npu_version(torch_version: str | None = None) -> str:
     return torch_version.split("+", 1)[0]
 
 
-def _check_supported(version: str) -> None:
+def check_supported(version: str) -> None:
     if ".".join(version.split(".")[:2]) not in SUPPORTED:
         raise WheelUnavailable(
             f"torch-npu {version} is not emulated: opkit runs the npugraph_ex package of torch-npu "
@@ -181,10 +181,10 @@ def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel
     if source:
         wheel = _from_path(source)
         if wheel.version != "unknown":
-            _check_supported(wheel.version)
+            check_supported(wheel.version)
         return wheel
     version = torch_npu_version(torch_version)
-    _check_supported(version)
+    check_supported(version)
     dest = cache_root() / version
     with _locked(dest.with_suffix(".lock")):
         if (dest / _PACKAGE).is_dir():
