@@ -315,13 +315,13 @@ def _github_escape(text: str) -> str:
 
 def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
     """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
-    where = f" file={file}," if file else ""
+
+    def command(kind: str, title: str, message: str) -> str:
+        params = ",".join(p for p in (f"file={file}" if file else "", f"title={title}") if p)
+        return f"::{kind} {params}::{_github_escape(message)}"
+
+    verdict = format_report(report).splitlines()[0]
     if report.ok:
-        return f"::notice{where.rstrip(',')} title=opkit verify::{_github_escape(format_report(report).splitlines()[0])}"
-    lines = []
-    for p in report.problems:
-        title = f"opkit verify: {p.stage.title}: {p.check}"
-        lines.append(f"::error{where} title={title}::{_github_escape(p.message + ' Next: ' + p.next_action)}")
-    if not lines:
-        lines.append(f"::error{where.rstrip(',')} title=opkit verify::{_github_escape(format_report(report).splitlines()[0])}")
-    return "\n".join(lines)
+        return command("notice", "opkit verify", verdict)
+    lines = [command("error", f"opkit verify: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
+    return "\n".join(lines or [command("error", "opkit verify", verdict)])

@@ -188,3 +188,16 @@ def test_report_json_uses_dynamo_names():
     assert data["failed_stage"] == "aot_functionalization"
     assert data["ok"] is False
     assert "FAIL" in str(report) and "AOT functionalization" in str(report)
+
+
+def test_a_break_in_the_users_own_code_is_located_there_not_blamed_on_the_op():
+    def model(x):
+        y = torch.ops.opkit_t_broken.good(x)
+        print("debugging", y.shape)  # the user's own graph break
+        return y * 2
+
+    report = check_graph_entry(model, (x23(),), opcheck=False)
+    assert report.failed_stage is Stage.DYNAMO
+    (problem,) = report.problems_at(Stage.DYNAMO)
+    assert problem.op is None
+    assert "test_verify_broken_ops.py" in problem.message and "in your code" in problem.next_action
