@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from opkit.verify import graphs, stages
 from opkit.verify.backends import auto_fallback_note, resolve_backend
 from opkit.verify.report import GraphEntryReport, Problem, Timings
-from opkit.verify.stages.context import CheckContext, _as_target, _to_device, quiet_torch_logs
+from opkit.verify.stages.context import CheckContext, as_target, to_device, quiet_torch_logs
 from opkit.verify.stages.opcheck import OPCHECK_ALL
 
 __all__ = ["OPCHECK_ALL", "check_graph_entry"]
@@ -67,10 +67,10 @@ def check_graph_entry(
     started = time.perf_counter()
     chosen = resolve_backend(backend)
     device = device or chosen.device
-    call_args, call_kwargs = _to_device((tuple(args), dict(kwargs or {})), device)
+    call_args, call_kwargs = to_device((tuple(args), dict(kwargs or {})), device)
     ctx = CheckContext(
         fn_or_op,
-        _as_target(fn_or_op, ops),
+        as_target(fn_or_op, ops),
         call_args,
         call_kwargs,
         chosen,

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opkit.verify.backends import Backend, GraphCapture
-from opkit.verify.stages.context import _clone, _fresh_entry
+from opkit.verify.stages.context import clone_tree, fresh_entry
 
 @dataclass
-class _Call:
+class CompiledCall:
     """One call of the compiled function: its inputs before, and outputs and inputs right after it
     (copied at once: npugraph_ex returns outputs in graph memory that the next replay overwrites)."""
 
@@ -23,9 +23,9 @@ class _Call:
 
 
 @dataclass
-class _Compiled:
+class CompileRun:
     capture: GraphCapture
-    calls: list[_Call] = field(default_factory=list)
+    calls: list[CompiledCall] = field(default_factory=list)
     error: BaseException | None = None
     error_call: str | None = None
     first_call_s: float | None = None
@@ -75,11 +75,11 @@ def call_plan(args, kwargs, *, dynamic: bool) -> list[tuple[str, Callable[[tuple
         _refill(prev)
         return prev
 
-    makers = [lambda prev: _clone((args, kwargs)), lambda prev: _fresh((args, kwargs)), refill, lambda prev: _fresh((args, kwargs))]
+    makers = [lambda prev: clone_tree((args, kwargs)), lambda prev: _fresh((args, kwargs)), refill, lambda prev: _fresh((args, kwargs))]
     return list(zip(STATIC_CALLS, makers))
 
 
-def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic: bool, options: dict | None) -> _Compiled:
+def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic: bool, options: dict | None) -> CompileRun:
     """torch.compile once, then call it as ``call_plan`` says, keeping each call's inputs and outputs."""
     import torch
 
@@ -87,13 +87,13 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
     compile_kwargs: dict[str, Any] = {"backend": backend.make(capture), "fullgraph": fullgraph, "dynamic": dynamic}
     if options:
         compile_kwargs["options"] = options
-    compiled = torch.compile(_fresh_entry(fn), **compile_kwargs)
-    result = _Compiled(capture)
+    compiled = torch.compile(fresh_entry(fn), **compile_kwargs)
+    result = CompileRun(capture)
     inputs = None
     with backend.session(capture):
         for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
             inputs = make_inputs(inputs)
-            call = _Call(label, _clone(inputs))
+            call = CompiledCall(label, clone_tree(inputs))
             start = time.perf_counter()
             try:
                 out = compiled(*inputs[0], **inputs[1])
@@ -103,7 +103,7 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
                 result.error, result.error_call = exc, label
                 return result
             elapsed = time.perf_counter() - start
-            call.out, call.after = _clone(out), _clone(inputs)
+            call.out, call.after = clone_tree(out), clone_tree(inputs)
             result.calls.append(call)
             if result.first_call_s is None:
                 result.first_call_s = elapsed

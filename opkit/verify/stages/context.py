@@ -18,7 +18,7 @@ from opkit.verify.backends import Backend, GraphCapture
 from opkit.verify.report import Comparison, GraphBreak, MetaCheck, NpugraphExRun, OpcheckResult, OpInGraph, Problem, SkippedCheck, UncapturableOp
 
 @dataclass
-class _Target:
+class Target:
     fn: Callable
     label: str
     op_names: list[str]  # "ns::name" of the ops that must appear in the graph
@@ -46,7 +46,7 @@ def quiet_torch_logs():
         manager._clear_cache()
 
 
-def _fresh_entry(fn: Callable) -> Callable:
+def fresh_entry(fn: Callable) -> Callable:
     """A new code object per check: Dynamo caches per code object, so checks never share cache entries
     (no recompile-limit surprises, and no ``torch._dynamo.reset()``, which costs seconds)."""
 
@@ -56,14 +56,14 @@ def _fresh_entry(fn: Callable) -> Callable:
     return types.FunctionType(entry.__code__.replace(), entry.__globals__, "opkit_graph_entry", None, entry.__closure__)
 
 
-def _clone(tree):
+def clone_tree(tree):
     import torch
     from torch.utils._pytree import tree_map_only
 
     return tree_map_only(torch.Tensor, lambda t: t.detach().clone(), tree)
 
 
-def _to_device(tree, device: str):
+def to_device(tree, device: str):
     import torch
     from torch.utils._pytree import tree_map_only
 
@@ -72,7 +72,7 @@ def _to_device(tree, device: str):
     return tree_map_only(torch.Tensor, lambda t: t.to(device), tree)
 
 
-def _as_target(fn_or_op, ops: Iterable | None) -> _Target:
+def as_target(fn_or_op, ops: Iterable | None) -> Target:
     """Accept an OpOverload, OpOverloadPacket, CustomOpDef, nn.Module or function."""
     qualname = graphs.op_qualname(fn_or_op)
     if qualname is not None:
@@ -87,15 +87,15 @@ def _as_target(fn_or_op, ops: Iterable | None) -> _Target:
             schema = op.default._schema
         if schema is not None:
             names = [a.name for a in schema.arguments]
-        return _Target(call_op, qualname, [qualname], names)
+        return Target(call_op, qualname, [qualname], names)
     if not callable(fn_or_op):
         raise TypeError(f"expected an op, a module or a function, got {type(fn_or_op).__name__}")
     label = getattr(fn_or_op, "__qualname__", None) or type(fn_or_op).__name__
     names = [n for n in (graphs.op_qualname(o) if not isinstance(o, str) else o for o in ops or ()) if n]
-    return _Target(fn_or_op, label, names)
+    return Target(fn_or_op, label, names)
 
 
-def _signature(op_name: str) -> OpSignature | None:
+def signature_of(op_name: str) -> OpSignature | None:
     """The op's schema as opkit's typed model (schema facts are never re-derived here)."""
     import torch
 
@@ -112,7 +112,7 @@ def _signature(op_name: str) -> OpSignature | None:
         return None
 
 
-def _has_fake_impl(op_name: str) -> bool:
+def has_fake_impl(op_name: str) -> bool:
     import torch
     from torch._library.simple_registry import singleton
 
@@ -135,7 +135,7 @@ class CheckContext:
     """Inputs of one check, the evidence stages share, and what they found for the report."""
 
     fn_or_op: Any
-    target: _Target
+    target: Target
     args: tuple
     kwargs: dict
     backend: Backend
@@ -183,7 +183,7 @@ class CheckContext:
 
     @property
     def signatures(self) -> dict[str, OpSignature]:
-        return {n: s for n in self.op_names if (s := _signature(n)) is not None}
+        return {n: s for n in self.op_names if (s := signature_of(n)) is not None}
 
     @functools.cached_property
     def eager(self):
@@ -197,7 +197,7 @@ class CheckContext:
         """The Meta function alone on the sample calls (opkit.verify.stages.meta)."""
         from opkit.verify.stages.meta import check_meta_structure
 
-        if self.overload is None or self.undefined or not _has_fake_impl(self.op_names[0]):
+        if self.overload is None or self.undefined or not has_fake_impl(self.op_names[0]):
             return []
         return check_meta_structure(self.overload, [(self.args, self.kwargs), *self.meta_samples])
 
@@ -213,3 +213,30 @@ class CheckContext:
     @property
     def capture(self) -> GraphCapture:
         return self.compiled.capture if self.compiled is not None else GraphCapture()
+
+    @functools.cached_property
+    def compile_failure(self) -> Problem | None:
+        """The failure after Dynamo produced its graphs (AOT or the backend's compile), diagnosed once."""
+        from opkit.verify import diagnose
+
+        compiled = self.compiled
+        if compiled is None or compiled.error is None:
+            return None
+        capture = compiled.capture
+        if not capture.dynamo_graphs or capture.compiled >= len(capture.dynamo_graphs):
+            return None
+        return diagnose.compile_failure(
+            compiled.error,
+            backend=self.backend.name,
+            reached_aot_graph=len(capture.aot_graphs) >= len(capture.dynamo_graphs),
+            sees_aot_graph=self.backend.sees_aot_graph,
+            sole_op=self.sole_op,
+            data_dependent=graphs.data_dependent_ops(capture.aot_graphs),
+        )
+
+    @functools.cached_property
+    def compared(self) -> tuple[list[Comparison], list[Problem]] | None:
+        """Every call against eager (opkit.verify.stages.replay), for the replay and numerics units."""
+        from opkit.verify.stages.replay import compare_calls
+
+        return compare_calls(self)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from opkit.verify import diagnose, graphs
 from opkit.verify.report import GraphBreak, Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import _clone, _fresh_entry
+from opkit.verify.stages.context import clone_tree, fresh_entry
 
 def explain_breaks(fn, args, kwargs) -> tuple[int, list[GraphBreak]] | None:
     """All breaks, not only the first that fullgraph=True stops at, as torch._dynamo.explain sees them."""
     import torch._dynamo
 
     try:
-        explained = torch._dynamo.explain(_fresh_entry(fn))(*_clone(args), **_clone(kwargs))
+        explained = torch._dynamo.explain(fresh_entry(fn))(*clone_tree(args), **clone_tree(kwargs))
     except Exception:
         return None
     breaks = []

@@ -10,14 +10,14 @@ from typing import Any
 from opkit.verify import diagnose
 from opkit.verify.report import Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import _clone
+from opkit.verify.stages.context import clone_tree
 
 # Namespaces whose ops are PyTorch's own: never "the custom op under test".
 _BUILTIN_NAMESPACES = frozenset({"aten", "prims", "higher_order", "_c10d_functional", "c10d", "profiler", "_ops"})
 
 
 @dataclass
-class _OpCall:
+class OpCall:
     """One call of a custom op seen while the model ran eagerly: inputs before, outputs after."""
 
     op: Any  # torch._ops.OpOverload
@@ -30,7 +30,7 @@ class _OpCall:
 
 @dataclass
 class EagerRun:
-    calls: list[_OpCall] = field(default_factory=list)
+    calls: list[OpCall] = field(default_factory=list)
     seconds: float | None = None
     error: BaseException | None = None
 
@@ -45,16 +45,16 @@ def run_eager(ctx) -> EagerRun:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    calls: list[_OpCall] = []
+    calls: list[OpCall] = []
 
     class Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func.namespace in _BUILTIN_NAMESPACES:
                 return func(*args, **kwargs)
-            before_args, before_kwargs = _clone(args), _clone(kwargs)
+            before_args, before_kwargs = clone_tree(args), clone_tree(kwargs)
             out = func(*args, **kwargs)
-            call = _OpCall(func, before_args, before_kwargs, _clone(out))
+            call = OpCall(func, before_args, before_kwargs, clone_tree(out))
             for i, arg in enumerate(func._schema.arguments):
                 value = args[i] if i < len(args) else kwargs.get(arg.name)
                 before = before_args[i] if i < len(args) else before_kwargs.get(arg.name)
@@ -69,7 +69,7 @@ def run_eager(ctx) -> EagerRun:
             calls.append(call)
             return out
 
-    args, kwargs = _clone((ctx.args, ctx.kwargs))
+    args, kwargs = clone_tree((ctx.args, ctx.kwargs))
     start = time.perf_counter()
     try:
         with Recorder():
@@ -79,7 +79,7 @@ def run_eager(ctx) -> EagerRun:
     return EagerRun(calls, time.perf_counter() - start)
 
 
-def check_mutations(calls: list[_OpCall]) -> list[Problem]:
+def check_mutations(calls: list[OpCall]) -> list[Problem]:
     problems = []
     seen = set()
     for call in calls:

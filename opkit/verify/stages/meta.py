@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from opkit.verify import diagnose
 from opkit.verify.report import MetaCheck, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.eager import _OpCall
+from opkit.verify.stages.eager import OpCall
 
 def _describe(t) -> str:
     return f"shape={tuple(t.shape)} dtype={t.dtype} stride={tuple(t.stride())}"
 
 
-def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Problem]]:
+def check_fake_vs_real(calls: list[OpCall]) -> tuple[list[MetaCheck], list[Problem]]:
     """The Meta function's output metadata against the kernel's, call by call (what opcheck's test_faketensor does)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -22,7 +22,7 @@ def check_fake_vs_real(calls: list[_OpCall]) -> tuple[list[MetaCheck], list[Prob
 
     checks: list[MetaCheck] = []
     problems: list[Problem] = []
-    for call in _first_call_per_op(calls):
+    for call in first_call_per_op(calls):
         op_name = call.op._schema.name
         mode = FakeTensorMode()
         fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (call.args, call.kwargs))
@@ -133,9 +133,9 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Prob
     return problems
 
 
-def _first_call_per_op(calls: list[_OpCall]) -> list[_OpCall]:
+def first_call_per_op(calls: list[OpCall]) -> list[OpCall]:
     """One recorded call per op: checking an op's metadata once is enough."""
-    first: dict[str, _OpCall] = {}
+    first: dict[str, OpCall] = {}
     for call in calls:
         first.setdefault(call.op._schema.name, call)
     return list(first.values())
@@ -149,7 +149,7 @@ def meta(ctx) -> list[Problem] | None:
     problems = list(ctx.meta_structure)
     calls = ctx.eager.calls if not ctx.undefined else []
     if ctx.overload is None:
-        for call in _first_call_per_op(calls):
+        for call in first_call_per_op(calls):
             problems += check_meta_structure(call.op, [(call.args, call.kwargs)])
     if ctx.real_kernel:
         ctx.meta_checks, found = check_fake_vs_real(calls)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from opkit.verify import diagnose
 from opkit.verify.report import OpcheckResult, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import _clone
-from opkit.verify.stages.eager import _OpCall
-from opkit.verify.stages.meta import _first_call_per_op
+from opkit.verify.stages.context import clone_tree
+from opkit.verify.stages.eager import OpCall
+from opkit.verify.stages.meta import first_call_per_op
 
 # Every opcheck test, always; each failure belongs to the stage whose check it makes.
 OPCHECK_ALL = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
@@ -23,14 +23,14 @@ _OPCHECK_STAGE = {
 }
 
 
-def run_opcheck(calls: list[_OpCall], tests: Sequence[str]) -> list[OpcheckResult]:
+def run_opcheck(calls: list[OpCall], tests: Sequence[str]) -> list[OpcheckResult]:
     import torch
 
     results = []
-    for call in _first_call_per_op(calls):
+    for call in first_call_per_op(calls):
         op_name = call.op._schema.name
         try:
-            raw = torch.library.opcheck(call.op, _clone(call.args), _clone(call.kwargs), test_utils=tuple(tests), raise_exception=False)
+            raw = torch.library.opcheck(call.op, clone_tree(call.args), clone_tree(call.kwargs), test_utils=tuple(tests), raise_exception=False)
         except Exception as exc:  # opcheck itself can trip over exotic argument types
             raw = {"opcheck": exc}
         results.append(OpcheckResult(op_name, tuple((k, v if v == "SUCCESS" else f"{type(v).__name__}: {v}") for k, v in raw.items())))

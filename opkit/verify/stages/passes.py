@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from opkit.verify.report import Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.aot import compile_failure
 
 
 @stage_unit("passes", Stage.BACKEND)
@@ -14,7 +13,7 @@ def passes(ctx) -> list[Problem] | None:
     """The backend compiles the graph; npugraph_ex's passes leave each target op in place and skip none."""
     if ctx.compiled is None or not ctx.capture.dynamo_graphs:
         return None
-    failure = compile_failure(ctx)
+    failure = ctx.compile_failure
     problems = [failure] if failure is not None and failure.stage is Stage.BACKEND else []
     observation = ctx.capture.observation
     if observation is not None and observation.graphs:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from opkit.verify.report import Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import _has_fake_impl
+from opkit.verify.stages.context import has_fake_impl
 
 def check_registration(op_names: Sequence[str]) -> list[Problem]:
     """Schema defined and a Meta/fake function registered, before anything compiles."""
@@ -26,7 +26,7 @@ def check_registration(op_names: Sequence[str]) -> list[Problem]:
                     op_name,
                 )
             )
-        elif not _has_fake_impl(op_name):
+        elif not has_fake_impl(op_name):
             problems.append(
                 Problem(
                     Stage.REGISTRATION,

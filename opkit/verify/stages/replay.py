@@ -9,11 +9,11 @@ from collections.abc import Callable
 from opkit.verify import diagnose
 from opkit.verify.report import Comparison, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.calls import _Compiled
-from opkit.verify.stages.context import _clone
+from opkit.verify.stages.calls import CompileRun
+from opkit.verify.stages.context import clone_tree
 
 def compare_numerics(
-    fn: Callable, compiled: _Compiled, input_names: list[str] | None, *, atol: float | None, rtol: float | None
+    fn: Callable, compiled: CompileRun, input_names: list[str] | None, *, atol: float | None, rtol: float | None
 ) -> tuple[list[Comparison], list[Problem]]:
     """Each call's outputs and inputs after it (so mutations count) against eager on the same inputs."""
     import torch
@@ -31,7 +31,7 @@ def compare_numerics(
 
     comparisons: list[Comparison] = []
     for call in compiled.calls:
-        expected_inputs = _clone(call.before)
+        expected_inputs = clone_tree(call.before)
         expected_out = fn(*expected_inputs[0], **expected_inputs[1])
         pairs = list(zip(named(expected_out, "output"), named(call.out, "output")))
         pairs += list(zip(named(expected_inputs, "", input_names), named(call.after, "", input_names)))
@@ -61,11 +61,9 @@ def compare_numerics(
 
 
 
-def compared(ctx) -> tuple[list[Comparison], list[Problem]] | None:
-    """Every call against eager, computed once for the replay and numerics units; None when there is
-    nothing to compare (and the report then says why numerics were skipped)."""
-    if hasattr(ctx, "_compared"):
-        return ctx._compared
+def compare_calls(ctx) -> tuple[list[Comparison], list[Problem]] | None:
+    """Every call against eager; None when there is nothing to compare (the report then says why
+    numerics were skipped). Read through ``ctx.compared``, computed once."""
     compiled = ctx.compiled
     result = None
     if compiled is None or not compiled.calls or ctx.undefined or not ctx.eager.ok:
@@ -77,7 +75,6 @@ def compared(ctx) -> tuple[list[Comparison], list[Problem]] | None:
     else:
         result = compare_numerics(ctx.target.fn, compiled, ctx.target.input_names, atol=ctx.atol, rtol=ctx.rtol)
         ctx.comparisons = result[0]
-    ctx._compared = result
     return result
 
 
@@ -90,7 +87,7 @@ def replay(ctx) -> list[Problem] | None:
     problems: list[Problem] = []
     if compiled.error is not None:
         problems.append(diagnose.runtime_failure(compiled.error, backend=ctx.backend.name, sole_op=ctx.sole_op, call=compiled.error_call))
-    result = compared(ctx)
+    result = ctx.compared
     if result is None or len(compiled.calls) < 2:
         return problems or None
     return problems + [p for p in result[1] if p.stage is Stage.REPLAY]
