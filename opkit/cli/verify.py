@@ -83,7 +83,14 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
     "Default: sample inputs from the schema.",
 )
 @click.option("--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Python file registering the op (repeatable).")
-@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True, help="auto: npugraph_ex on an NPU, else aot_eager.")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKEND_CHOICES),
+    default="auto",
+    show_default=True,
+    help="auto: npugraph_ex on an NPU; off the NPU npugraph_ex's own compiler emulated (torch-npu wheel from the "
+    "package index or OPKIT_TORCH_NPU), else aot_eager.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -97,8 +104,9 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
 def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
-    On an NPU with torch_npu the backend is npugraph_ex. Elsewhere the same front half (Dynamo and
-    AOTAutograd functionalization) runs on CPU, with torch_npu's registration emulated for a project.
+    On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
+    torch-npu wheel runs on CPU behind a stand-in NPU runtime (capture and replay emulated), with
+    torch_npu's registration emulated for a project; without a wheel, aot_eager (Dynamo and AOTAutograd).
 
     Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
     """

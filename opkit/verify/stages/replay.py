@@ -88,6 +88,7 @@ def replay(ctx) -> list[Problem] | None:
     if compiled.error is not None:
         problems.append(diagnose.runtime_failure(compiled.error, backend=ctx.backend.name, sole_op=ctx.sole_op, call=compiled.error_call))
     result = ctx.compared
-    if result is None or len(compiled.calls) < 2:
+    if len(compiled.calls) < 2:
         return problems or None
-    return problems + [p for p in result[1] if p.stage is Stage.REPLAY]
+    # Without a comparison (stand-in kernel, random op) the replays still ran: that much passed.
+    return problems + ([p for p in result[1] if p.stage is Stage.REPLAY] if result is not None else [])
