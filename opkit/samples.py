@@ -54,3 +54,46 @@ def sample_call(signature: OpSignature) -> tuple[SampleArg, ...]:
         for a in signature.arguments
         if not signature.is_omittable(a)
     )
+
+
+def _non_default(arg: Argument) -> SampleArg | None:
+    """A value for a defaulted argument that differs from its default (PyTorch drops a trailing argument
+    equal to its default before calling a Meta function, so passing the default proves nothing)."""
+    try:
+        default = arg.default_value
+    except ValueError:
+        return None
+    t = arg.type
+    if default is None:
+        return _sample(arg) if t.is_tensor or t.base in _SCALAR_SAMPLES else None
+    if isinstance(default, bool):
+        return SampleArg(arg.name, "value", arg.kwarg_only, not default)
+    if isinstance(default, (int, float)):
+        return SampleArg(arg.name, "value", arg.kwarg_only, default + (1 if isinstance(default, int) else 0.5))
+    if isinstance(default, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in default):
+        return SampleArg(arg.name, "value", arg.kwarg_only, [v + 1 for v in default])
+    return None
+
+
+def sample_call_passing_defaults(signature: OpSignature) -> tuple[SampleArg, ...] | None:
+    """The sample call with every defaulted argument passed a non-default value, where opkit can invent
+    one; None when the signature has no such argument (the plain sample call already covers it).
+
+    A Meta function that forgets a defaulted parameter works while the default is omitted and fails
+    once a caller passes it: this call is the one that shows it.
+    """
+    passed: list[SampleArg] = []
+    changed = False
+    for a in signature.arguments:
+        if a.default is None:
+            passed.append(_sample(a))
+            continue
+        value = _non_default(a)
+        if value is None:
+            passed.append(SampleArg(a.name, "value", a.kwarg_only, a.default_value) if not signature.is_omittable(a) else None)
+            continue
+        passed.append(value)
+        changed = True
+    if not changed:
+        return None
+    return tuple(p for p in passed if p is not None)

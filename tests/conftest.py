@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,43 @@ def run_opkit():
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Tests never read or write the user's ~/.cache/opkit."""
     monkeypatch.setenv("OPKIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "opkit-cache"))
+
+
+_WHEEL_UNAVAILABLE: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _torch_npu_wheel(request):
+    """npugraph_ex from the torch-npu wheel, unpacked once into pytest's cache (.pytest_cache, shared by
+    xdist workers and later runs) and pointed at with OPKIT_TORCH_NPU, so ``auto`` runs it emulated."""
+    if os.environ.get("OPKIT_TORCH_NPU"):
+        yield
+        return
+    from opkit.verify.npugraph_ex import wheel
+
+    saved = os.environ.get("OPKIT_CACHE_DIR")
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    where = cache.mkdir("opkit") if cache is not None else request.getfixturevalue("tmp_path_factory").getbasetemp() / "opkit"
+    os.environ["OPKIT_CACHE_DIR"] = str(where)
+    try:
+        tree = wheel.obtain()
+    except wheel.WheelUnavailable as exc:
+        _WHEEL_UNAVAILABLE.append(str(exc))
+        tree = None
+    finally:
+        if saved is None:
+            os.environ.pop("OPKIT_CACHE_DIR", None)
+        else:
+            os.environ["OPKIT_CACHE_DIR"] = saved
+        wheel.obtain.cache_clear()
+    if tree is not None:
+        os.environ["OPKIT_TORCH_NPU"] = str(tree.root)
+    yield
+    os.environ.pop("OPKIT_TORCH_NPU", None)
+
+
+@pytest.fixture
+def npugraph_ex_wheel():
+    """Skips the test, with the reason, only when no torch-npu wheel can be had (package index unreachable)."""
+    if _WHEEL_UNAVAILABLE:
+        pytest.skip(f"needs the torch-npu wheel for npugraph_ex: {_WHEEL_UNAVAILABLE[0]}")

@@ -19,6 +19,7 @@ CASES = [
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("npugraph_ex_wheel")
 @pytest.mark.parametrize("name, options, form", CASES, ids=[c[0] for c in CASES])
 def test_new_lint_verify(tmp_path, run_opkit, name, options, form):
     project = tmp_path / name
@@ -32,6 +33,8 @@ def test_new_lint_verify(tmp_path, run_opkit, name, options, form):
     report = json.loads(out)
     assert code == 0, out
     assert (report["graph_count"], report["graph_break_count"]) == (1, 0)
+    assert report["backend"] == "npugraph_ex" and report["emulated"]  # npugraph_ex's own compiler, off the NPU
+    assert "auto_functionalized" not in report["npugraph_ex"]["graph_after"]  # its passes resolved any in place
     (entry,) = report["ops_in_graph"]
     assert entry["found"] and entry["form"].startswith(form), entry
 
@@ -55,6 +58,7 @@ def test_new_refuses_a_schema_whose_project_could_not_verify(tmp_path, run_opkit
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("npugraph_ex_wheel")
 def test_new_exits_1_when_the_generated_op_does_not_verify(tmp_path, run_opkit):
     """Regenerating keeps the user's reference.py; a kernel whose shape disagrees with the Meta fails verify."""
     project = tmp_path / "my_op"
@@ -63,3 +67,4 @@ def test_new_exits_1_when_the_generated_op_does_not_verify(tmp_path, run_opkit):
     code, out = run_opkit("new", "my_op", "-o", str(project), "--force", "--msopgen", "builtin")
     assert code == 1
     assert "kept 1 of your files: reference.py" in out and "FAIL" in out
+    assert "backend=npugraph_ex (emulated)" in out and "failed at stage: Meta function" in out

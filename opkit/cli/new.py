@@ -100,8 +100,13 @@ def _check_host_code(path) -> bool:
 
 
 def _verify(path) -> bool:
+    # Importing torch and compiling take seconds: say what is happening first (on stderr, so the
+    # verdict stays the only thing on stdout after the file list).
+    click.echo(f"verifying {path.name}: importing torch and compiling the op (a few seconds)...", err=True)
+    from opkit.cli.verify import wants_color
     from opkit.verify import verify_project
+    from opkit.verify.report import format_report
 
     report = verify_project(path)
-    click.echo(str(report))
+    click.echo(format_report(report, color=wants_color()))
     return report.ok

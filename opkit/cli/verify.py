@@ -8,7 +8,15 @@ import sys
 import click
 
 from opkit.verify.backends import backend_names
-from opkit.verify.report import format_report
+from opkit.verify.report import format_github, format_report
+
+
+def wants_color(stream=None) -> bool:
+    """Colour on a terminal unless NO_COLOR is set (https://no-color.org)."""
+    import os
+
+    stream = stream or sys.stdout
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
 
 BACKEND_CHOICES = backend_names()  # the registry in opkit.verify.backends: adding a backend adds the choice
 
@@ -75,14 +83,30 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
     "Default: sample inputs from the schema.",
 )
 @click.option("--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Python file registering the op (repeatable).")
-@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True, help="auto: npugraph_ex on an NPU, else aot_eager.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKEND_CHOICES),
+    default="auto",
+    show_default=True,
+    help="auto: npugraph_ex on an NPU; off the NPU npugraph_ex's own compiler emulated (torch-npu wheel from the "
+    "package index or OPKIT_TORCH_NPU), else aot_eager.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="github: workflow-command annotations (::error) for CI, one per problem.",
+)
 @click.option("--show-graph", is_flag=True, help="Print the captured graph (after functionalization when visible).")
-def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph) -> None:
+@click.option("--dynamic", is_flag=True, help="Compile with dynamic=True and sweep shapes: reports npugraph_ex's recaptures.")
+def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
-    On an NPU with torch_npu the backend is npugraph_ex. Elsewhere the same front half (Dynamo and
-    AOTAutograd functionalization) runs on CPU, with torch_npu's registration emulated for a project.
+    On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
+    torch-npu wheel runs on CPU behind a stand-in NPU runtime (capture and replay emulated), with
+    torch_npu's registration emulated for a project; without a wheel, aot_eager (Dynamo and AOTAutograd).
 
     Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
     """
@@ -94,21 +118,23 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
         if project_dir:
             from opkit.verify.project import verify_project
 
-            report = verify_project(project_dir, backend=backend)
+            report = verify_project(project_dir, backend=backend, dynamic=dynamic)
         else:
             from opkit.verify.check import check_graph_entry
 
             _load_files(load_files)
             op = _resolve_op(op_name)
             args, kwargs = _example_args(example, op)
-            report = check_graph_entry(op, args, kwargs, backend=backend)
+            report = check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic)
     except (ProjectError, ValueError) as exc:
         click.echo(f"opkit verify: {exc}", err=True)
         sys.exit(2)
     if fmt == "json":
         click.echo(report.to_json())
+    elif fmt == "github":
+        click.echo(format_github(report, file=project_dir or None))
     else:
-        click.echo(format_report(report, show_graph=show_graph))
+        click.echo(format_report(report, show_graph=show_graph, color=wants_color()))
     sys.exit(0 if report.ok else 1)
 
 

@@ -6,6 +6,10 @@
 * ``verify_project(project_dir, *, backend="auto") -> GraphEntryReport`` for a project ``opkit new`` wrote
 * ``assert_enters_graph(...)``: the pytest helper (also a fixture of the ``opkit`` pytest plugin)
 * ``diagnose_environment() -> DoctorReport``: what ``opkit doctor`` prints
+
+A check is the pipeline of ``opkit.verify.stages`` (one unit per stage, in the order an op meets them).
+Off the NPU the ``npugraph_ex`` backend is npugraph_ex's own compiler from the torch-npu wheel behind a
+stand-in NPU runtime (``opkit.verify.npugraph_ex``).
 """
 
 from __future__ import annotations

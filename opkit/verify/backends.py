@@ -8,6 +8,7 @@ Adding a backend is one decorated function.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,15 +25,16 @@ class GraphCapture:
     aot_graphs: list = field(default_factory=list)  # forward graphs after AOTAutograd functionalization
     backend_compile_s: float = 0.0
     compiled: int = 0  # backend calls that returned a compiled callable
+    observation: Any = None  # the emulated npugraph_ex's observe.Observation, when it ran
 
     def timed(self, compile_fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         """Wrap a Dynamo backend: record the graph, time the compile, count successes."""
 
-        def backend(gm, example_inputs):
+        def backend(gm, example_inputs, **kwargs):  # kwargs: torch.compile's options=, for backends taking them
             self.dynamo_graphs.append(gm)
             start = time.perf_counter()
             try:
-                compiled = compile_fn(gm, example_inputs)
+                compiled = compile_fn(gm, example_inputs, **kwargs)
             finally:
                 self.backend_compile_s += time.perf_counter() - start
             self.compiled += 1
@@ -52,6 +54,8 @@ class Backend:
     device: str  # where its inputs must live
     sees_aot_graph: bool  # whether the functionalized graph is recorded (else only Dynamo's)
     unavailable: Callable[[], str | None] = lambda: None  # None when usable, else why not
+    emulated: bool = False  # npugraph_ex's own compiler behind opkit's stand-in NPU runtime
+    session: Callable[[GraphCapture], Any] = lambda capture: contextlib.nullcontext()  # around compile and calls
 
 
 BACKENDS: dict[str, Backend] = {}
@@ -110,18 +114,70 @@ def _npugraph_ex(capture: GraphCapture) -> Callable:
     return capture.timed(torch._dynamo.lookup_backend("npugraph_ex"))
 
 
+def _emulated_unavailable() -> str | None:
+    from opkit.verify import npugraph_ex
+
+    reason = npugraph_ex.unavailable_reason()
+    return None if reason is None else f"npugraph_ex cannot be emulated: {reason}"
+
+
+@contextlib.contextmanager
+def _observed(capture: GraphCapture):
+    from opkit.verify.npugraph_ex import observe
+
+    with observe.observing() as observation:
+        capture.observation = observation
+        try:
+            yield
+        finally:
+            # What AOTAutograd handed npugraph_ex: the functionalized graph, before its passes.
+            capture.aot_graphs[:] = [g.before for g in observation.graphs]
+
+
+def _npugraph_ex_emulated(capture: GraphCapture) -> Callable:
+    # npugraph_ex's own compiler from the torch-npu wheel (opkit.verify.npugraph_ex), exactly as its
+    # entry point builds it: get_npu_backend(compiler_config=CompilerConfig() with mode="npugraph_ex").
+    from opkit.verify import npugraph_ex
+
+    return capture.timed(npugraph_ex.backend())
+
+
+EMULATED_NPUGRAPH_EX = Backend(
+    "npugraph_ex", _npugraph_ex_emulated, "cpu", True, _emulated_unavailable, emulated=True, session=_observed
+)
+
+
 def resolve_backend(name: str) -> Backend:
-    """``auto`` → npugraph_ex on an NPU, else aot_eager. Raises ValueError for unknown or unusable names."""
+    """``auto`` -> npugraph_ex on an NPU, its emulation off the NPU when a torch-npu wheel can be had,
+    else aot_eager. ``npugraph_ex`` off the NPU is the emulation. Raises ValueError for unknown or
+    unusable names."""
     if name == "auto":
-        name = "npugraph_ex" if BACKENDS["npugraph_ex"].unavailable() is None else "aot_eager"
+        if BACKENDS["npugraph_ex"].unavailable() is None:
+            return BACKENDS["npugraph_ex"]
+        if EMULATED_NPUGRAPH_EX.unavailable() is None:
+            return EMULATED_NPUGRAPH_EX
+        return BACKENDS["aot_eager"]
     try:
         chosen = BACKENDS[name]
     except KeyError:
         raise ValueError(f"unknown backend {name!r}; choose one of: auto, {', '.join(sorted(BACKENDS))}") from None
     reason = chosen.unavailable()
+    if reason is not None and name == "npugraph_ex":
+        emulated_reason = EMULATED_NPUGRAPH_EX.unavailable()
+        if emulated_reason is None:
+            return EMULATED_NPUGRAPH_EX
+        raise ValueError(f"{reason}; {emulated_reason}")
     if reason is not None:
         raise ValueError(reason)
     return chosen
+
+
+def auto_fallback_note() -> str | None:
+    """Why ``auto`` chose aot_eager, when it did: said in the report."""
+    if BACKENDS["npugraph_ex"].unavailable() is None:
+        return None
+    reason = EMULATED_NPUGRAPH_EX.unavailable()
+    return None if reason is None else f"backend auto ran aot_eager: {reason}"
 
 
 def backend_names() -> list[str]:

@@ -10,16 +10,19 @@ import functools
 import importlib.util
 import os
 import sys
-import types
 
 EMULATION_NOTE = (
-    "torch_npu is absent: the PrivateUse1 backend was renamed to 'npu' and a stub torch.npu device module "
-    "(is_available() -> False) was registered, process-wide and irreversibly, so that device_types='npu' "
+    "torch_npu is absent: the PrivateUse1 backend was renamed to 'npu' and opkit's stand-in torch.npu device "
+    "module (is_available() -> False) was registered, process-wide and irreversibly, so that device_types='npu' "
     "custom ops import unchanged; tensors stay on CPU"
 )
 
 
 def torch_npu_installed() -> bool:
+    """The real torch_npu, not opkit's stand-in (``opkit.verify.npugraph_ex.runtime``)."""
+    loaded = sys.modules.get("torch_npu")
+    if loaded is not None:
+        return not getattr(loaded, "__opkit_stand_in__", False)
     return importlib.util.find_spec("torch_npu") is not None
 
 
@@ -50,11 +53,13 @@ def npu_available() -> bool:
     return npu_unavailable_reason() is None
 
 
-_STUB_NAME = "opkit.verify._npu_device_stub"
+_DEVICE_MODULE = "opkit.verify.npugraph_ex.npu"  # the stand-in device module, shared with npugraph_ex's emulation
 
 
 def is_emulated() -> bool:
-    return _STUB_NAME in sys.modules
+    import torch
+
+    return "torch" in sys.modules and getattr(torch, "npu", None) is sys.modules.get(_DEVICE_MODULE)
 
 
 def emulate_npu_device() -> str | None:
@@ -70,15 +75,8 @@ def emulate_npu_device() -> str | None:
         return None
     if torch._C._get_privateuse1_backend_name() != "privateuseone":
         return None  # someone else already named PrivateUse1: leave their device alone
-    stub = types.ModuleType(_STUB_NAME)
-    stub.is_available = lambda: False
-    stub.device_count = lambda: 0
-    stub.current_device = lambda: 0
-    stub.is_initialized = lambda: False
-    # torch.manual_seed seeds every registered device module; answer as a device-less backend would.
-    stub._is_in_bad_fork = lambda: False
-    stub.manual_seed_all = lambda seed: None
+    from opkit.verify.npugraph_ex import npu  # is_available() -> False, device_count() -> 0
+
     torch.utils.rename_privateuse1_backend("npu")
-    torch._register_device_module("npu", stub)
-    sys.modules[_STUB_NAME] = stub
+    torch._register_device_module("npu", npu)
     return EMULATION_NOTE

@@ -47,15 +47,20 @@ def _op_from_text(text: str, fallback: str | None) -> str | None:
     return f"{ns}::{rest.split('.')[0]}"
 
 
-def _meta_name(op: str | None) -> str:
+def meta_name(op: str | None) -> str:
     return naming.meta_function_name(op.split("::")[-1]) if op else "the Meta function"
 
 
-def dynamo_failure(exc: BaseException, *, sole_op: str | None, schema_params: dict[str, str]) -> tuple[Problem, GraphBreak]:
-    """A fullgraph=True tracing failure: every one is a graph break; some have a registration cause."""
+def dynamo_failure(
+    exc: BaseException, *, sole_op: str | None, schema_params: dict[str, str], user_code: bool = False
+) -> tuple[Problem, GraphBreak]:
+    """A fullgraph=True tracing failure: every one is a graph break; some have a registration cause.
+
+    ``user_code``: the target is the user's function or module, so a break the op's own text does not
+    explain is located in their code, not blamed on the op."""
     text = str(exc)
     cause = exc.__cause__
-    op = _op_from_text(text, sole_op)
+    op = _op_from_text(text, None if user_code else sole_op)
     location = user_location(text)
     brk = GraphBreak(reason=_break_reason(text), location=location)
     lowered = text.lower()
@@ -75,8 +80,8 @@ def dynamo_failure(exc: BaseException, *, sole_op: str | None, schema_params: di
         problem = Problem(
             Stage.REGISTRATION,
             "meta_signature",
-            f"{_meta_name(op)} does not accept the schema's arguments: {cause or first_line(text)}",
-            f"make {_meta_name(op)} take exactly the schema's parameters, in schema order{want}",
+            f"{meta_name(op)} does not accept the schema's arguments: {cause or first_line(text)}",
+            f"make {meta_name(op)} take exactly the schema's parameters, in schema order{want}",
             op,
             text,
         )
@@ -95,11 +100,13 @@ def dynamo_failure(exc: BaseException, *, sole_op: str | None, schema_params: di
             text,
         )
     else:
+        where = f" at {location}" if location else ""
         problem = Problem(
             Stage.DYNAMO,
             "graph_break",
-            f"Dynamo could not trace the model in one graph: {first_line(text)}",
-            "run torch._dynamo.explain(fn)(*args) and fix the first break at the location shown",
+            f"Dynamo could not trace the model in one graph{where}: {first_line(text)}",
+            f"fix the break in your code{where} (a print(), a call Dynamo cannot trace, Python on tensor values); "
+            "torch._dynamo.explain(fn)(*args) lists every break",
             op,
             text,
         )
@@ -116,11 +123,31 @@ _ALIAS_OUTPUT = "output has alias annotations"
 
 
 def compile_failure(
-    exc: BaseException, *, backend: str, reached_aot_graph: bool, sees_aot_graph: bool, sole_op: str | None
+    exc: BaseException,
+    *,
+    backend: str,
+    reached_aot_graph: bool,
+    sees_aot_graph: bool,
+    sole_op: str | None,
+    data_dependent: tuple[str, ...] = (),
 ) -> Problem:
-    """A failure after Dynamo produced its graph: AOT functionalization, or the backend itself."""
+    """A failure after Dynamo produced its graph: AOT functionalization, or the backend itself.
+
+    ``data_dependent``: ops of the functionalized graph whose output size depends on data; npugraph_ex's
+    converter crashes on them (range checks on unbacked sizes), which is the reason to report."""
     inner = getattr(exc, "inner_exception", None) or exc
     text = str(inner)
+    if data_dependent and reached_aot_graph:
+        return Problem(
+            Stage.BACKEND,
+            "data_dependent",
+            f"{', '.join(data_dependent)} has an output size that depends on the data (an unbacked SymInt), and "
+            f"{backend} cannot compile it: {type(inner).__name__}: {first_line(text)}",
+            "npugraph_ex captures static shapes: give the op a fixed-size output (pad to a bound and return the "
+            "count as a tensor), or keep it out of the compiled region",
+            data_dependent[0],
+            text,
+        )
     if _ALIAS_OUTPUT in text:
         m = re.search(r"operator whose output has alias annotations: ([\w:.]+)\(", text)
         op = m.group(1).split(".")[0] if m else sole_op
@@ -154,12 +181,13 @@ def compile_failure(
     )
 
 
-def runtime_failure(exc: BaseException, *, backend: str, sole_op: str | None) -> Problem:
-    """The graph compiled but failed when it ran (capture or replay)."""
+def runtime_failure(exc: BaseException, *, backend: str, sole_op: str | None, call: str | None = None) -> Problem:
+    """The graph compiled but failed when it ran: the first call captures, later ones replay."""
+    first = call is None or call in ("capture", "shape 1")
     return Problem(
-        Stage.BACKEND,
+        Stage.CAPTURE if first else Stage.REPLAY,
         "graph_run",
-        f"the graph compiled by {backend} failed when called: {type(exc).__name__}: {first_line(str(exc))}",
+        f"the graph compiled by {backend} failed on the {call or 'first'} call: {type(exc).__name__}: {first_line(str(exc))}",
         "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
         "dtypes, and that mutated inputs are declared Tensor(a!))",
         sole_op,

@@ -59,11 +59,38 @@ def find_ops(target_ops: Iterable[str], aot_graphs: list, dynamo_graphs: list) -
     return tuple(found)
 
 
-def uncapturable_ops(graphs: list, *, device: str) -> tuple[UncapturableOp, ...]:
-    """Random ops, data-dependent shapes and host syncs: what aclgraph capture & replay cannot hold."""
+def data_dependent_ops(graphs: list) -> tuple[str, ...]:
+    """Ops whose output size is an unbacked SymInt (data-dependent) in a functionalized graph."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    from torch.utils._pytree import tree_leaves
+
+    found: dict[str, None] = {}
+    for node in _call_nodes(graphs):
+        value = [t for t in tree_leaves(node.meta.get("val")) if isinstance(t, torch.Tensor)] or None
+        try:
+            unbacked = bool(free_unbacked_symbols(value)) if value is not None else False
+        except Exception:
+            unbacked = False
+        if unbacked:
+            name, _ = _node_op(node)
+            found.setdefault(name or str(node.target), None)
+    return tuple(found)
+
+
+def uncapturable_ops(graphs: list, *, device: str, npu: bool = False) -> tuple[UncapturableOp, ...]:
+    """Random ops, data-dependent shapes, host syncs and (for npugraph_ex) host tensor constants: what
+    aclgraph capture & replay cannot hold."""
     import torch
 
     seen: dict[str, UncapturableOp] = {}
+    if npu:
+        for gm in graphs:
+            for node in gm.graph.nodes:
+                if node.op == "get_attr" and isinstance(getattr(gm, str(node.target), None), torch.Tensor):
+                    constant = getattr(gm, str(node.target))
+                    if constant.device.type == "cpu" and not isinstance(constant, torch.nn.Parameter):
+                        seen.setdefault(str(node.target), UncapturableOp(f"tensor constant {node.target}", "cpu_constant"))
     for node in _call_nodes(graphs):
         target = node.target
         if not isinstance(target, torch._ops.OpOverload):

@@ -112,11 +112,14 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
 # ------------------------------------------------------------------------------------------------
 
 
-def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu") -> tuple[tuple, dict]:
-    """The signature's sample call (``opkit.samples``, as the generated MRE makes it) with real tensors."""
+def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu", pass_defaults: bool = False) -> tuple[tuple, dict] | None:
+    """The signature's sample call (``opkit.samples``, as the generated MRE makes it) with real tensors.
+
+    ``pass_defaults``: the variant passing every defaulted argument a non-default value (None when the
+    schema has no defaulted argument opkit can vary)."""
     import torch
 
-    from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, NoSample, sample_call
+    from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, NoSample, sample_call, sample_call_passing_defaults
 
     dtype = dtype or torch.float32
 
@@ -124,9 +127,11 @@ def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu")
         return torch.randn(SAMPLE_SHAPE, dtype=dtype, device=device)
 
     try:
-        samples = sample_call(signature)
+        samples = sample_call_passing_defaults(signature) if pass_defaults else sample_call(signature)
     except NoSample as exc:
         raise ProjectError(f"{exc} of {signature.name}; pass --example") from None
+    if samples is None:
+        return None
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     for sample in samples:
@@ -314,7 +319,12 @@ class _LoadFailure(Exception):
 
 
 def verify_project(
-    project_dir: str | Path, *, backend: str = "auto", example: tuple[tuple, dict] | None = None, keep_registered: bool = False
+    project_dir: str | Path,
+    *,
+    backend: str = "auto",
+    example: tuple[tuple, dict] | None = None,
+    keep_registered: bool = False,
+    dynamic: bool = False,
 ) -> GraphEntryReport:
     """Register the project's op (emulated off-NPU) and check that it enters one graph with no breaks."""
     from opkit.verify.backends import resolve_backend
@@ -325,19 +335,23 @@ def verify_project(
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
             args, kwargs = example or sample_arguments(project.signature, device=chosen.device)
+            with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True)
             return check_graph_entry(
                 packet.default,
                 args,
                 kwargs,
-                backend=chosen.name,
+                backend=backend,
                 real_kernel=real_kernel,
                 notes=notes,
+                meta_samples=[with_defaults] if with_defaults else (),
+                dynamic=dynamic,
             )
     except _LoadFailure as failure:
         return GraphEntryReport(
             target=project.qualname,
             backend=chosen.name,
             device=chosen.device,
+            emulated=chosen.emulated,
             graph_count=0,
             graph_break_count=0,
             problems=(failure.problem,),

@@ -16,11 +16,14 @@ from dataclasses import asdict, dataclass, field, fields
 class Stage(str, enum.Enum):
     """Where, in the order an op meets them, a check failed (graph-entry.md, "The stages an op must pass")."""
 
-    REGISTRATION = "registration"  # schema defined, Meta/fake registered and agreeing with the schema and kernel
+    REGISTRATION = "registration"  # schema defined, a Meta/fake function registered, schema and kernel agree
     EAGER = "eager"  # the op runs on its device outside any graph
+    META = "meta"  # the Meta/fake function: structure and aliasing as the schema says, metadata as the kernel's
     DYNAMO = "dynamo"  # fullgraph tracing: one graph, zero breaks
     AOT_FUNCTIONALIZATION = "aot_functionalization"  # AOTAutograd turns mutations into auto_functionalized
-    BACKEND = "backend"  # the backend compiles, captures and replays (npugraph_ex constraints live here)
+    BACKEND = "backend"  # the backend's compile: npugraph_ex's passes (re-inplacing, ...) and codegen
+    CAPTURE = "capture"  # aclgraph capture: no host sync, no data-dependent size, no random op, no fallback
+    REPLAY = "replay"  # replays with fresh data, a mutated input at the same and at a new address
     NUMERICS = "numerics"  # compiled outputs and mutated inputs equal eager ones
 
     @property
@@ -28,9 +31,12 @@ class Stage(str, enum.Enum):
         return {
             Stage.REGISTRATION: "registration",
             Stage.EAGER: "eager",
+            Stage.META: "Meta function",
             Stage.DYNAMO: "Dynamo",
             Stage.AOT_FUNCTIONALIZATION: "AOT functionalization",
-            Stage.BACKEND: "backend",
+            Stage.BACKEND: "backend passes",
+            Stage.CAPTURE: "capture",
+            Stage.REPLAY: "replay",
             Stage.NUMERICS: "numerics",
         }[self]
 
@@ -107,6 +113,32 @@ class OpcheckResult:
 
 
 @dataclass(frozen=True)
+class SkippedCheck:
+    """A check that ran not at all, or could prove nothing, and why."""
+
+    check: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class NpugraphExRun:
+    """What npugraph_ex's own compiler did (emulated off the NPU): its passes, captures and replays."""
+
+    emulated: bool
+    source: str  # "torch-npu 2.13.0 (cache)"
+    graph_before: str | None = None  # the functionalized graph it received
+    graph_after: str | None = None  # the graph its passes left, which is captured
+    mutated_user_inputs: tuple[str, ...] = ()
+    captures: int = 0  # aclgraph captures (one per graph key, plus recaptures)
+    recaptures_for_moved_inputs: int = 0  # a mutated graph input came at a new address
+    replays: int = 0
+    calls: tuple[str, ...] = ()  # the calls made, in order
+    fell_back_to_eager: str | None = None  # npugraph_ex's capture_limit message, when it gave up capturing
+    skipped_passes: tuple[str, ...] = ()  # "Skipped fx_pass ..." lines it logged instead of failing
+    captured_kernels: tuple[str, ...] = ()  # the ops of the last capture, in launch order
+
+
+@dataclass(frozen=True)
 class Timings:
     """Seconds. ``first_call_s`` includes Dynamo tracing, AOTAutograd and the backend's compile."""
 
@@ -137,6 +169,9 @@ class GraphEntryReport:
     notes: tuple[str, ...] = ()  # what was emulated or not checked, said plainly
     graph_code: str | None = None  # the captured graph after functionalization (or Dynamo's), for humans
     passed_stages: tuple[Stage, ...] = ()
+    emulated: bool = False  # the backend was npugraph_ex's compiler behind opkit's stand-in NPU runtime
+    npugraph_ex: NpugraphExRun | None = None
+    skipped: tuple[SkippedCheck, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -192,14 +227,22 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def format_report(report: GraphEntryReport, *, show_graph: bool = False) -> str:
+_GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"
+
+
+def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: bool = False) -> str:
     """The one-screen human verdict: the answer first, then why, then what to do."""
     lines: list[str] = []
     verdict = "PASS" if report.ok else "FAIL"
+    if color:
+        verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
+    backend = f"{report.backend} (emulated)" if report.emulated else report.backend
     lines.append(
-        f"{verdict}: {report.target} on backend={report.backend} device={report.device}: "
+        f"{verdict}: {report.target} on backend={backend} device={report.device}: "
         f"graph_count={report.graph_count} graph_break_count={report.graph_break_count}"
     )
+    for skipped in report.skipped:
+        lines.append(f"  skipped: {skipped.check}: {skipped.reason}")
     if report.failed_stage is not None:
         lines.append(f"  failed at stage: {report.failed_stage.title}")
     if report.passed_stages:
@@ -228,6 +271,22 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False) -> str:
         lines.append(f"  fake vs real: {len(report.meta_checks) - len(bad)}/{len(report.meta_checks)} tensors agree")
     for oc in report.opcheck:
         lines.append(f"  opcheck {oc.op}: " + ", ".join(f"{k}={'ok' if v == 'SUCCESS' else 'FAILED'}" for k, v in oc.results))
+    run = report.npugraph_ex
+    if run is not None:
+        lines.append(
+            f"  npugraph_ex ({run.source}): captures={run.captures} recaptures_for_moved_inputs={run.recaptures_for_moved_inputs} "
+            f"replays={run.replays} over {len(run.calls)} calls"
+        )
+        lines.append("    mutated_user_inputs: " + (", ".join(run.mutated_user_inputs) or "none"))
+        if run.captured_kernels:
+            lines.append("    captured kernels: " + ", ".join(run.captured_kernels))
+        if run.fell_back_to_eager:
+            lines.append(f"    fell back to eager: {_short(run.fell_back_to_eager, 200)}")
+        for line in run.skipped_passes:
+            lines.append(f"    swallowed pass failure: {_short(line, 200)}")
+        if show_graph and run.graph_after:
+            lines.append("    graph after npugraph_ex's passes:")
+            lines.extend("      " + line for line in run.graph_after.strip().splitlines())
     t = report.timings
     parts = [
         f"{name}={value * 1000:.1f}ms"
@@ -248,3 +307,21 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False) -> str:
         lines.append("  captured graph:")
         lines.extend("    " + line for line in report.graph_code.strip().splitlines())
     return "\n".join(lines)
+
+
+def _github_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
+    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
+
+    def command(kind: str, title: str, message: str) -> str:
+        params = ",".join(p for p in (f"file={file}" if file else "", f"title={title}") if p)
+        return f"::{kind} {params}::{_github_escape(message)}"
+
+    verdict = format_report(report).splitlines()[0]
+    if report.ok:
+        return command("notice", "opkit verify", verdict)
+    lines = [command("error", f"opkit verify: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
+    return "\n".join(lines or [command("error", "opkit verify", verdict)])

@@ -84,7 +84,7 @@ def test_torchair_my_op_example_without_reference(my_op_project):
     assert report.ok, str(report)
     assert (report.graph_count, report.graph_break_count) == (1, 0)
     assert report.ops_in_graph[0].op == "npu::my_op" and report.ops_in_graph[0].form == "direct"
-    assert any("numerics were not checked" in n for n in report.notes)
+    assert any(s.check == "numerics" and "stand-in" in s.reason for s in report.skipped)
     assert any("Library('npu', 'FRAGMENT').define" in n for n in report.notes)
     assert Stage.NUMERICS not in report.passed_stages
 
@@ -228,3 +228,38 @@ def test_two_projects_defining_one_op_name_differently_verify_in_one_process(mak
     for root in (first, second, first):
         report = verify_project(root)
         assert report.ok, str(report)
+
+
+def test_cli_github_annotations_and_a_coloured_verdict_only_when_asked(run_opkit, make_project, monkeypatch):
+    from opkit.cli.verify import wants_color
+    from opkit.verify.report import format_report
+
+    root = make_project(
+        "alias",
+        name="alias_op",
+        schema="alias_op(Tensor x) -> Tensor",
+        meta="""
+        from torch.library import Library, impl
+        m = Library("npu", "IMPL", "Meta")
+        @impl(m, "alias_op")
+        def alias_op_meta(x):
+            return x
+        """,
+    )
+    code, out = run_opkit("verify", str(root), "--format", "github")
+    assert code == 1
+    assert out.startswith(f"::error file={root},title=opkit verify: Meta function: meta_alias::")
+    report = verify_project(root)
+    assert format_report(report, color=True).startswith("\033[31mFAIL\033[0m")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not wants_color()
+
+
+def test_failed_assertion_has_a_one_line_summary(make_project):
+    from opkit.verify import GraphEntryError, assert_project_enters_graph
+
+    root = make_project("nometa", name="nometa_op", schema="nometa_op(Tensor x) -> Tensor", meta="x = 1\n")
+    with pytest.raises(GraphEntryError) as info:
+        assert_project_enters_graph(root)
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("npu::nometa_op does not enter one graph (registration): no Meta/fake function")

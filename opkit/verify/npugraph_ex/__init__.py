@@ -1,0 +1,81 @@
+"""npugraph_ex off the NPU: torch_npu's own npugraph_ex compiler, run with the NPU runtime stood in for.
+
+* ``wheel``: the torch-npu wheel matching the installed torch, downloaded and unpacked (never installed);
+* ``runtime`` and ``npu``: the stand-in ``torch_npu`` / ``torch.npu`` modules npugraph_ex reads;
+* ``capture``: the aclgraph capture emulator (record at capture, reject host syncs, replay on fixed buffers);
+* ``observe``: what npugraph_ex did during a check (graphs around its passes, captures, swallowed failures).
+
+``load()`` imports the package from the unpacked wheel as the top-level ``npugraph_ex`` (how it imports
+itself), behind the stand-in; ``backend(options)`` is ``get_npu_backend(CompilerConfig(mode="npugraph_ex"))``.
+Importing this package imports no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from opkit.verify.npugraph_ex.wheel import ENV_VAR, SUPPORTED, Wheel, WheelUnavailable, obtain
+
+__all__ = ["ENV_VAR", "SUPPORTED", "Emulation", "WheelUnavailable", "backend", "load", "unavailable_reason"]
+
+
+@dataclass(frozen=True)
+class Emulation:
+    wheel: Wheel
+    module: Any  # the imported npugraph_ex package
+
+    @property
+    def note(self) -> str:
+        from opkit.verify.npugraph_ex.runtime import NOT_EMULATED
+
+        return (
+            f"npugraph_ex ran emulated: the compiler of torch-npu {self.wheel.version} ({self.wheel.source}) with "
+            "opkit's stand-in NPU runtime; capture and replay were emulated on host memory; not visible here: "
+            f"{NOT_EMULATED}"
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> Emulation:
+    """Import npugraph_ex from the unpacked wheel behind the stand-in runtime (once per process)."""
+    from opkit.verify.npugraph_ex import observe, runtime
+
+    wheel = obtain()
+    runtime.install()
+    path = str(wheel.dynamo_dir)
+    loaded = sys.modules.get("npugraph_ex")
+    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(path):
+        raise WheelUnavailable(f"another npugraph_ex is already imported in this process ({loaded.__file__})")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import npugraph_ex  # type: ignore[import-not-found]
+
+    observe.install(npugraph_ex)
+    return Emulation(wheel, npugraph_ex)
+
+
+def unavailable_reason() -> str | None:
+    """None when the emulation can run here, else why not (one sentence)."""
+    try:
+        load()
+    except WheelUnavailable as exc:
+        return str(exc)
+    except Exception as exc:  # the wheel's package failed to import behind the stand-in
+        return f"npugraph_ex from the torch-npu wheel does not import behind opkit's stand-in: {type(exc).__name__}: {exc}"
+    return None
+
+
+def backend(options: dict | None = None):
+    """npugraph_ex's Dynamo backend, exactly as the ``npugraph_ex`` entry point builds it, with ``options``."""
+    ne = load().module
+    config = ne.CompilerConfig()
+    config.mode = "npugraph_ex"
+    # Its pattern fusion rewrites torch_npu's own ops (npu::npu_add_rms_norm, ...), whose schemas only the
+    # real torch_npu defines: off the NPU it is off, and the report says so (runtime.NOT_EMULATED).
+    config.pattern_fusion_pass = False
+    for key, value in (options or {}).items():
+        setattr(config, key, value)  # npugraph_ex validates each option against its config
+    return ne.get_npu_backend(compiler_config=config)

@@ -1,0 +1,200 @@
+"""The aclgraph capture emulator behind the stand-in ``NPUGraph`` and ``graph(...)``.
+
+On an NPU, ``with torch_npu.npu.graph(g):`` records the kernels the FX forward launches without running
+them, and ``g.replay()`` relaunches them on the same device addresses. Here a ``TorchDispatchMode`` is
+active inside ``graph(...)``: each kernel is run once (so later kernels get real buffers to read) and
+recorded with the very tensors it used; ``replay()`` re-runs the record on those buffers, so inputs copied
+into them and outputs read from them behave as fixed graph memory does, and Python scalars are frozen at
+their capture values. Capture leaves no trace on memory that existed before it: what a kernel writes
+there is restored when the capture ends (on an NPU nothing runs during capture).
+
+What aclgraph capture cannot hold is recorded as a violation: a host sync (the capture aborts, as on the
+device), an op whose output size depends on data (a sync too), and a random op (captured with frozen
+state: replays repeat or drift from eager).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+# Allocations are graph memory, not kernels: replaying them would hand out new buffers.
+_ALLOCATIONS = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided"})
+# Device-to-host reads: on the NPU they synchronise the stream, which capture forbids.
+_HOST_SYNCS = frozenset({"aten::_local_scalar_dense", "aten::item", "aten::equal", "aten::is_nonzero", "aten::_assert_async", "aten::allclose"})
+
+
+class CaptureViolation(RuntimeError):
+    """Raised inside capture for what aclgraph refuses (a host sync), as the device runtime would."""
+
+    def __init__(self, kind: str, op: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.op = op
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str  # "cpu_sync", "data_dependent" or "random"
+    op: str
+    message: str
+
+
+@dataclass
+class _Kernel:
+    func: Any
+    args: tuple
+    kwargs: dict
+    out: Any
+
+
+@dataclass
+class CaptureLog:
+    """What every capture in this process saw since the last ``reset``; read by the checks."""
+
+    captures: int = 0  # captures that recorded at least one kernel (npugraph_ex warms the pool with an empty one)
+    replays: int = 0
+    kernels: list[str] = field(default_factory=list)  # ops of the latest non-empty capture, in order
+    violations: list[Violation] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.captures = self.replays = 0
+        self.kernels.clear()
+        self.violations.clear()
+
+
+LOG = CaptureLog()
+
+
+def _classify(func, args: tuple, kwargs: dict) -> str | None:
+    import torch
+
+    name = func._schema.name
+    tags = set(getattr(func, "tags", ()))
+    if name in _HOST_SYNCS or torch.Tag.data_dependent_output in tags:
+        return "cpu_sync"
+    if torch.Tag.dynamic_output_shape in tags:
+        return "data_dependent"
+    if torch.Tag.nondeterministic_seeded in tags:
+        return "random"
+    if name == "aten::_to_copy" and str(kwargs.get("device", "")) == "cpu":
+        return "cpu_sync"  # .cpu() of a device tensor: the copy waits for the stream
+    return None
+
+
+_MESSAGES = {
+    "cpu_sync": "{op} reads a device value on the host while the graph is being captured (a stream sync aclgraph forbids)",
+    "data_dependent": "{op} has an output size that depends on the data, which needs a host sync at capture",
+    "random": "{op} draws random numbers inside the captured graph: each replay reuses the captured generator state",
+}
+
+
+class NPUGraph:
+    """A captured graph: the recorded kernels and the buffers they hold."""
+
+    def __init__(self) -> None:
+        self._kernels: list[_Kernel] = []
+        self._pool: set[int] = set()  # storages allocated inside the capture: graph memory
+        self._saved: dict[int, tuple[Any, Any]] = {}  # storages from before the capture that it wrote
+        self.captured = False
+
+    # -- capture ----------------------------------------------------------------------------------
+    def capture_begin(self, *args, **kwargs) -> None:
+        del args, kwargs
+        self._kernels.clear()
+        self._pool.clear()
+        self._saved.clear()
+
+    def capture_end(self) -> None:
+        for storage, snapshot in self._saved.values():
+            storage.copy_(snapshot)  # nothing runs during a device capture: undo what the host run wrote
+        self._saved.clear()
+        self.captured = True
+        if self._kernels:
+            LOG.captures += 1
+            LOG.kernels[:] = self.kernels
+
+    def on_kernel(self, func, args: tuple, kwargs: dict):
+        """One kernel launched inside the capture: check it, run it, record it."""
+        import torch
+        from torch.utils._pytree import tree_leaves
+
+        op = func._schema.name
+        kind = _classify(func, args, kwargs)
+        if kind is not None:
+            violation = Violation(kind, op, _MESSAGES[kind].format(op=op))
+            LOG.violations.append(violation)
+            if kind != "random":
+                raise CaptureViolation(kind, op, violation.message)
+        if op in _ALLOCATIONS:
+            out = func(*args, **kwargs)
+            self._pool.add(out.untyped_storage().data_ptr())
+            return out.zero_()  # deterministic contents: a kernel reading it before replay cannot crash
+        for i, arg in enumerate(func._schema.arguments):
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            value = args[i] if i < len(args) else kwargs.get(arg.name)
+            for t in tree_leaves(value):
+                if isinstance(t, torch.Tensor):
+                    storage = t.untyped_storage()
+                    key = storage.data_ptr()
+                    if key not in self._pool and key not in self._saved:
+                        self._saved[key] = (storage, storage.clone())
+        out = func(*args, **kwargs)
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self._pool.add(t.untyped_storage().data_ptr())
+        self._kernels.append(_Kernel(func, args, kwargs, out))
+        return out
+
+    # -- replay -----------------------------------------------------------------------------------
+    def replay(self) -> None:
+        import torch
+        from torch.utils._pytree import tree_leaves
+
+        LOG.replays += 1
+        for k in self._kernels:
+            result = k.func(*k.args, **k.kwargs)
+            for out, new in zip(tree_leaves(k.out), tree_leaves(result)):
+                if isinstance(out, torch.Tensor) and out is not new and not _same_memory(out, new):
+                    out.copy_(new)
+
+    def reset(self) -> None:
+        self._kernels.clear()
+        self._pool.clear()
+
+    def debug_dump(self, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(self.kernels))
+        return path
+
+    def super_kernel_optimize(self, *args, **kwargs) -> None:
+        del args, kwargs
+
+    @property
+    def kernels(self) -> list[str]:
+        return [k.func._schema.name for k in self._kernels]
+
+
+def _same_memory(a, b) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() and a.storage_offset() == b.storage_offset()
+
+
+@contextlib.contextmanager
+def graph(npu_graph: NPUGraph, pool=None, stream=None, capture_error_mode: str = "global"):
+    """``torch_npu.npu.graph``: kernels launched inside are captured into ``npu_graph``."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    del pool, stream, capture_error_mode
+
+    class Capturing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return npu_graph.on_kernel(func, args, kwargs or {})
+
+    npu_graph.capture_begin()
+    try:
+        with Capturing():
+            yield npu_graph
+    finally:
+        npu_graph.capture_end()

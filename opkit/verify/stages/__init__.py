@@ -1,0 +1,65 @@
+"""Verification as a pipeline of small stage units, in the order an op meets them.
+
+A unit is one function over the shared ``CheckContext`` that returns the problems it found, or None
+when it could not run (nothing to check yet); its docstring says what it checks, as lint's rules do.
+Units register by decorator; ``UNIT_MODULES`` fixes their order: registration, eager, Meta function,
+Dynamo, AOT functionalization, backend passes (npugraph_ex's), capture, replay and numerics, and
+opcheck last (most of its failures are explained by a more specific unit before it). A stage passes
+when its unit ran and no problem is filed under it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from opkit.verify.report import Problem, Stage
+
+UNIT_MODULES = ("registration", "eager", "meta", "dynamo", "aot", "passes", "capture", "replay", "numerics", "opcheck")
+
+
+@dataclass(frozen=True)
+class StageUnit:
+    name: str  # its module in UNIT_MODULES
+    stage: Stage  # where its problems are filed unless they say otherwise
+    summary: str
+    check: Callable  # (CheckContext) -> list[Problem] | None
+
+
+UNITS: list[StageUnit] = []
+
+
+def stage_unit(name: str, stage: Stage) -> Callable:
+    """Register the decorated ``check(ctx) -> list[Problem] | None`` as a unit of ``stage``."""
+
+    def register(fn: Callable) -> Callable:
+        UNITS.append(StageUnit(name, stage, inspect.cleandoc(fn.__doc__ or "").split("\n")[0], fn))
+        return fn
+
+    return register
+
+
+def units() -> list[StageUnit]:
+    """Every unit, in pipeline order (importing the unit modules registers them)."""
+    for module in UNIT_MODULES:
+        importlib.import_module(f"opkit.verify.stages.{module}")
+    return sorted(UNITS, key=lambda unit: UNIT_MODULES.index(unit.name))
+
+
+def run(ctx) -> list[Stage]:
+    """Run every unit on ``ctx``; problems accumulate in ``ctx.problems``. Returns the stages that ran."""
+    ran: list[Stage] = []
+    for unit in units():
+        found = unit.check(ctx)
+        if found is None:
+            continue
+        ran.append(unit.stage)
+        ctx.problems.extend(found)
+    return ran
+
+
+def passed_stages(ran: list[Stage], problems: list[Problem]) -> tuple[Stage, ...]:
+    failed = {p.stage for p in problems}
+    return tuple(s for s in Stage if s in ran and s not in failed)

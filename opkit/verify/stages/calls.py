@@ -1,0 +1,113 @@
+"""The calls a check makes of the compiled function: capture, then replays with fresh data, a mutated
+input refilled in place and one passed as new tensors; or, with ``dynamic=True``, a sweep of shapes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from opkit.verify.backends import Backend, GraphCapture
+from opkit.verify.stages.context import clone_tree, fresh_entry
+
+@dataclass
+class CompiledCall:
+    """One call of the compiled function: its inputs before, and outputs and inputs right after it
+    (copied at once: npugraph_ex returns outputs in graph memory that the next replay overwrites)."""
+
+    label: str
+    before: tuple  # (args, kwargs) as passed
+    after: tuple | None = None  # (args, kwargs) after the call: in-place effects
+    out: Any = None
+
+
+@dataclass
+class CompileRun:
+    capture: GraphCapture
+    calls: list[CompiledCall] = field(default_factory=list)
+    error: BaseException | None = None
+    error_call: str | None = None
+    first_call_s: float | None = None
+    replay_s: float | None = None
+
+
+# The calls a static check makes: capture, then replays with fresh data; the third refills the previous
+# call's tensors in place (a KV cache at the same address), the fourth passes new tensors (a mutated
+# graph input at a new address: npugraph_ex recaptures).
+STATIC_CALLS = ("capture", "replay", "replay, inputs refilled in place", "replay, new input tensors")
+
+
+DYNAMIC_SHAPES = 4  # shapes a dynamic=True sweep tries (dim 0 grows by one each time)
+
+
+def _fresh(tree, *, grow: int = 0):
+    """New data of the same kinds: floating tensors redrawn, others kept (indices stay valid)."""
+    import torch
+    from torch.utils._pytree import tree_map_only
+
+    def fresh(t):
+        shape = (t.shape[0] + grow, *t.shape[1:]) if grow and t.dim() else t.shape
+        if t.is_floating_point():
+            return torch.randn(shape, dtype=t.dtype, device=t.device)
+        if grow and t.dim():
+            return t.detach().new_zeros(shape)
+        return t.detach().clone()
+
+    return tree_map_only(torch.Tensor, fresh, tree)
+
+
+def _refill(tree) -> None:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    for t in tree_leaves(tree):
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            t.copy_(torch.randn_like(t))
+
+
+def call_plan(args, kwargs, *, dynamic: bool) -> list[tuple[str, Callable[[tuple | None], tuple]]]:
+    """(label, make inputs from the previous call's inputs) for each call a check makes."""
+    if dynamic:
+        return [(f"shape {i + 1}", lambda prev, i=i: _fresh((args, kwargs), grow=i)) for i in range(DYNAMIC_SHAPES)]
+
+    def refill(prev):
+        _refill(prev)
+        return prev
+
+    makers = [lambda prev: clone_tree((args, kwargs)), lambda prev: _fresh((args, kwargs)), refill, lambda prev: _fresh((args, kwargs))]
+    return list(zip(STATIC_CALLS, makers))
+
+
+def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic: bool, options: dict | None) -> CompileRun:
+    """torch.compile once, then call it as ``call_plan`` says, keeping each call's inputs and outputs."""
+    import torch
+
+    capture = GraphCapture()
+    compile_kwargs: dict[str, Any] = {"backend": backend.make(capture), "fullgraph": fullgraph, "dynamic": dynamic}
+    if options:
+        compile_kwargs["options"] = options
+    compiled = torch.compile(fresh_entry(fn), **compile_kwargs)
+    result = CompileRun(capture)
+    inputs = None
+    with backend.session(capture):
+        for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
+            inputs = make_inputs(inputs)
+            call = CompiledCall(label, clone_tree(inputs))
+            start = time.perf_counter()
+            try:
+                out = compiled(*inputs[0], **inputs[1])
+                if backend.device != "cpu":
+                    getattr(torch, backend.device).synchronize()
+            except Exception as exc:
+                result.error, result.error_call = exc, label
+                return result
+            elapsed = time.perf_counter() - start
+            call.out, call.after = clone_tree(out), clone_tree(inputs)
+            result.calls.append(call)
+            if result.first_call_s is None:
+                result.first_call_s = elapsed
+            elif result.replay_s is None:
+                result.replay_s = elapsed
+    return result
+

@@ -1,0 +1,161 @@
+"""The Meta/fake function: alone under FakeTensorMode on every sample call (defaults omitted and passed),
+then against the real kernel's outputs (what opcheck's test_faketensor does)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opkit.verify import diagnose
+from opkit.verify.report import MetaCheck, Problem, SkippedCheck, Stage
+from opkit.verify.stages import stage_unit
+from opkit.verify.stages.eager import OpCall
+
+def _describe(t) -> str:
+    return f"shape={tuple(t.shape)} dtype={t.dtype} stride={tuple(t.stride())}"
+
+
+def check_fake_vs_real(calls: list[OpCall]) -> tuple[list[MetaCheck], list[Problem]]:
+    """The Meta function's output metadata against the kernel's, call by call (what opcheck's test_faketensor does)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._pytree import tree_flatten, tree_map_only
+
+    checks: list[MetaCheck] = []
+    problems: list[Problem] = []
+    for call in first_call_per_op(calls):
+        op_name = call.op._schema.name
+        mode = FakeTensorMode()
+        fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (call.args, call.kwargs))
+        try:
+            with mode:
+                fake_out = call.op(*fake_args, **fake_kwargs)
+        except Exception as exc:  # reported by the Dynamo stage with its own diagnosis
+            del exc
+            continue
+        fakes, _ = tree_flatten(fake_out)
+        reals, _ = tree_flatten(call.outputs)
+        for i, (f, r) in enumerate(zip(fakes, reals)):
+            if not isinstance(r, torch.Tensor):
+                continue
+            ok = isinstance(f, torch.Tensor) and (f.shape, f.dtype, f.stride()) == (r.shape, r.dtype, r.stride())
+            fake_text = _describe(f) if isinstance(f, torch.Tensor) else repr(f)
+            checks.append(MetaCheck(op_name, f"output[{i}]", fake_text, _describe(r), ok))
+            if not ok:
+                problems.append(
+                    Problem(
+                        Stage.META,
+                        "fake_vs_real",
+                        f"the Meta function of {op_name} disagrees with its kernel on output[{i}]: "
+                        f"Meta gives {fake_text}, the kernel gives {_describe(r)}",
+                        f"fix {op_name.split('::')[-1]}_meta to infer the kernel's output shape, dtype and strides; "
+                        "a wrong Meta still compiles, and the graph then plans memory for the wrong tensor",
+                        op_name,
+                    )
+                )
+        if len(fakes) != len(reals):
+            problems.append(
+                Problem(
+                    Stage.META,
+                    "fake_vs_real",
+                    f"the Meta function of {op_name} returns {len(fakes)} values, the kernel {len(reals)}",
+                    "return exactly what the schema's returns declare",
+                    op_name,
+                )
+            )
+    return checks, problems
+
+
+def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Problem]:
+    """The Meta/fake function alone, under FakeTensorMode, on each sample call (defaults omitted and
+    passed): it accepts the call, returns what the schema's returns declare, and returns no input
+    (or a view of one) unless the schema says the return aliases it."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils._pytree import tree_leaves, tree_map_only
+
+    schema = op._schema
+    name = schema.name
+    returns = schema.returns
+    problems: list[Problem] = []
+    for args, kwargs in samples:
+        mode = FakeTensorMode(shape_env=ShapeEnv())  # a shape env lets data-dependent sizes be unbacked SymInts
+        fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (args, kwargs))
+        try:
+            with mode:
+                out = op(*fake_args, **fake_kwargs)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {diagnose.first_line(str(exc))}"
+            passed = sorted(kwargs) + [a.name for a in schema.arguments[: len(args)]]
+            problems.append(
+                Problem(
+                    Stage.META,
+                    "meta_call",
+                    f"the Meta function of {name} fails when called with ({', '.join(passed)}): {text}",
+                    f"make {diagnose.meta_name(name)} take every schema parameter, defaulted ones included "
+                    f"({', '.join(a.name for a in schema.arguments)}), in schema order",
+                    name,
+                    str(exc),
+                )
+            )
+            continue
+        values = () if out is None else (out if isinstance(out, tuple) else (out,))
+        if len(values) != len(returns):
+            problems.append(
+                Problem(
+                    Stage.META,
+                    "meta_returns",
+                    f"the Meta function of {name} returns {len(values)} value(s), the schema declares {len(returns)} "
+                    f"({str(schema).rpartition(' -> ')[2]})",
+                    "return exactly the schema's returns: None for '-> ()', one tensor for '-> Tensor', a tuple for several",
+                    name,
+                )
+            )
+            continue
+        inputs = [t for t in tree_leaves((fake_args, fake_kwargs)) if isinstance(t, torch.Tensor)]
+        for i, (value, ret) in enumerate(zip(values, returns)):
+            if ret.alias_info is not None:
+                continue
+            for t in tree_leaves(value):
+                if isinstance(t, torch.Tensor) and any(torch._C._is_alias_of(t, x) for x in inputs):
+                    problems.append(
+                        Problem(
+                            Stage.META,
+                            "meta_alias",
+                            f"the Meta function of {name} returns an input (or a view of one) as output {i}, but the "
+                            "schema's return is a fresh tensor",
+                            "allocate the output (torch.empty_like(x), x.new_empty(shape)); only a return annotated "
+                            "Tensor(a) may alias its input",
+                            name,
+                        )
+                    )
+                    break
+    return problems
+
+
+def first_call_per_op(calls: list[OpCall]) -> list[OpCall]:
+    """One recorded call per op: checking an op's metadata once is enough."""
+    first: dict[str, OpCall] = {}
+    for call in calls:
+        first.setdefault(call.op._schema.name, call)
+    return list(first.values())
+
+
+
+@stage_unit("meta", Stage.META)
+def meta(ctx) -> list[Problem] | None:
+    """The Meta function accepts every sample call, returns the schema's structure without aliasing
+    inputs, and agrees with the kernel on shape, dtype and strides."""
+    problems = list(ctx.meta_structure)
+    calls = ctx.eager.calls if not ctx.undefined else []
+    if ctx.overload is None:
+        for call in first_call_per_op(calls):
+            problems += check_meta_structure(call.op, [(call.args, call.kwargs)])
+    if ctx.real_kernel:
+        ctx.meta_checks, found = check_fake_vs_real(calls)
+        problems += found
+    else:
+        ctx.skipped.append(SkippedCheck("fake vs real", "a stand-in kernel agrees with the Meta function by construction"))
+    if not calls and ctx.overload is None:
+        return None
+    return problems
