@@ -9,32 +9,71 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from opkit.signature import Argument, OpSignature
+from opkit.signature import Argument, DType, OpSignature
 
-# dtype string (case-sensitive) → ge:: enum
+# dtype string (case-sensitive) → ge:: enum (msOpGen 26.0.0's config/transform.json, INPUT_OUTPUT_DTYPE_MAP).
 DTYPES: dict[str, str] = {
     "float": "DT_FLOAT", "fp32": "DT_FLOAT", "float32": "DT_FLOAT",
     "fp16": "DT_FLOAT16", "float16": "DT_FLOAT16", "half": "DT_FLOAT16",
     "bf16": "DT_BF16", "bfloat16": "DT_BF16",
     "int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64",
     "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32", "uint64": "DT_UINT64",
+    "int2": "DT_INT2", "uint1": "DT_UINT1",
     "bool": "DT_BOOL", "double": "DT_DOUBLE",
-    "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
+    "complex32": "DT_COMPLEX32", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
     "qint8": "DT_QINT8", "qint16": "DT_QINT16", "qint32": "DT_QINT32",
     "quint8": "DT_QUINT8", "quint16": "DT_QUINT16",
+    "string": "DT_STRING", "resource": "DT_RESOURCE",
 }  # fmt: skip
 
-# Formats msOpGen knows; ND is the default for PyTorch ops. NCL is not one: msOpGen only warns (msopgen.md §6).
+# ge:: dtype → the ATen dtype a gen_opapi ``dtype:`` expression names (None: ATen has none).
+ATEN_DTYPES: dict[str, str] = {
+    "DT_FLOAT": "at::kFloat", "DT_FLOAT16": "at::kHalf", "DT_BF16": "at::kBFloat16", "DT_DOUBLE": "at::kDouble",
+    "DT_INT8": "at::kChar", "DT_INT16": "at::kShort", "DT_INT32": "at::kInt", "DT_INT64": "at::kLong",
+    "DT_UINT8": "at::kByte", "DT_UINT16": "at::kUInt16", "DT_UINT32": "at::kUInt32", "DT_UINT64": "at::kUInt64",
+    "DT_BOOL": "at::kBool", "DT_COMPLEX32": "at::kComplexHalf", "DT_COMPLEX64": "at::kComplexFloat",
+    "DT_COMPLEX128": "at::kComplexDouble",
+}  # fmt: skip
+
+# Formats msOpGen knows (transform.json FORMAT_LIST); ND is the default for PyTorch ops. NCL is not one.
 FORMATS: frozenset[str] = frozenset(
-    """ND NCHW NHWC NC1HWC0 FRACTAL_Z FRACTAL_NZ NCDHW NDHWC NDC1HWC0 FRACTAL_Z_3D HWCN CHWN DHWCN NC CN
-    NC1HWC0_C04 FRACTAL_Z_C04 C1HWNCoC0 FRACTAL_ZN_LSTM FRACTAL_Z_3D_TRANSPOSE""".split()
+    """NCHW NHWC ND NC1HWC0 FRACTAL_Z NC1C0HWPAD NHWC1C0 FSR_NCHW FRACTAL_DECONV C1HWNC0
+    FRACTAL_DECONV_TRANSPOSE FRACTAL_DECONV_SP_STRIDE_TRANS NC1HWC0_C04 FRACTAL_Z_C04 CHWN
+    FRACTAL_DECONV_SP_STRIDE8_TRANS HWCN NC1KHKWHWC0 BN_WEIGHT FILTER_HWCK C1HWNCoC0 MD NDHWC FRACTAL_ZZ
+    FRACTAL_NZ NCDHW DHWCN NDC1HWC0 FRACTAL_Z_3D CN NC DHWNC FRACTAL_Z_3D_TRANSPOSE FRACTAL_ZN_LSTM
+    FRACTAL_ZN_RNN FRACTAL_Z_G""".split()
 )
 
-# JSON attr type → OpAttrDef method; unknown attr types are silently dropped by msOpGen.
+# JSON attr type → OpAttrDef method (transform.json IR_ATTR_TYPE_MAP); unknown attr types are silently dropped.
 ATTR_METHODS: dict[str, str] = {
-    "int": "Int", "float": "Float", "bool": "Bool", "string": "String",
+    "int": "Int", "float": "Float", "bool": "Bool", "string": "String", "type": "Type",
     "list_int": "ListInt", "list_float": "ListFloat", "list_bool": "ListBool", "list_list_int": "ListListInt",
+    "list_string": "ListString", "list_type": "ListType", "tensor": "Tensor", "list_tensor": "ListTensor",
 }  # fmt: skip
+
+def ge_dtype(torch_dtype: str) -> str:
+    """The ge:: enum of a torch dtype name (``float32`` → ``DT_FLOAT``); DT_UNDEFINED for none."""
+    return DTYPES.get(torch_dtype) or {"float64": "DT_DOUBLE"}.get(torch_dtype, "DT_UNDEFINED")
+
+
+_UNDEFINED_DTYPE = DType("undefined")
+
+# The documented msOpGen default of an OPTIONAL attr whose schema default is None (``int? k=None``):
+# aclnn gets the same value through gen_opapi ``new_params`` (``k.value_or(0)``). README, "Type mapping".
+NONE_ATTR_DEFAULTS: dict[str, object] = {
+    "int": 0, "float": 0.0, "bool": False, "string": "", "type": _UNDEFINED_DTYPE,
+    "list_int": [], "list_float": [], "list_bool": [], "list_string": [], "list_type": [],
+}  # fmt: skip
+
+# CANN's own OpTypes a new op should not take (a clash replaces or shadows the built-in kernel).
+CANN_BUILTIN_OP_TYPES: frozenset[str] = frozenset(
+    """Abs Add AddN AddRmsNorm Addcdiv Addcmul ApplyAdamW ArgMax ArgMin Axpy BatchMatMul BiasAdd Cast Ceil
+    Concat ConcatV2 Conv2D Cos Cumsum Div Dropout Equal Erf Exp Fill Floor FlashAttentionScore Gather GatherV2
+    Gelu GeluV2 GroupNorm IsClose LayerNorm Log MatMul MatMulV2 Maximum Minimum Mul Neg OneHot Pack Pow Range
+    Reciprocal ReduceMax ReduceMean ReduceSum Relu Reshape RmsNorm RotaryMul Round Rsqrt Scale ScatterUpdate
+    Select Sigmoid Silu Sin Slice Softmax Split SplitV Sqrt Square Sub SwiGlu Tanh Tile TopK Transpose Trilu
+    Unpack ZerosLike""".split()
+)
 
 TENSOR_PARAM_TYPES = ("required", "optional", "dynamic")
 ATTR_PARAM_TYPES = ("required", "optional")
@@ -51,6 +90,7 @@ class TensorDesc:
     param_type: str
     types: tuple[str, ...]
     formats: tuple[str, ...]
+    scalar: bool = False  # a PyTorch Scalar operand: the OpDef marks the input ``.Scalar()`` (not a JSON field)
 
     def to_json(self) -> dict:
         return {"name": self.name, "param_type": self.param_type, "format": list(self.formats), "type": list(self.types)}
@@ -70,6 +110,10 @@ class AttrDesc:
         return d
 
 
+# The kernel's own trailing parameters; an operand of the same name renames them (``workspace_``).
+KERNEL_TRAILING_PARAMETERS = ("workspace", "tiling")
+
+
 @dataclass(frozen=True)
 class Prototype:
     """One op of an msOpGen input JSON."""
@@ -86,11 +130,27 @@ class Prototype:
         return d
 
     @property
-    def kernel_parameters(self) -> tuple[str, ...]:
-        """The kernel's GM_ADDR parameters in msOpGen's order; an output named like an input is ``<name>_ref``."""
+    def operand_parameters(self) -> tuple[str, ...]:
+        """The kernel's GM_ADDR operands in msOpGen's order; an output named like an input is ``<name>_ref``."""
         inputs = [i.name for i in self.inputs]
         outputs = [f"{o.name}_ref" if o.name in inputs else o.name for o in self.outputs]
-        return (*inputs, *outputs, "workspace", "tiling")
+        return (*inputs, *outputs)
+
+    @property
+    def trailing_parameters(self) -> tuple[str, ...]:
+        """``workspace`` and ``tiling``, each suffixed with ``_`` until it names no operand."""
+        taken = set(self.operand_parameters)
+        names = []
+        for name in KERNEL_TRAILING_PARAMETERS:
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names.append(name)
+        return tuple(names)
+
+    @property
+    def kernel_parameters(self) -> tuple[str, ...]:
+        return (*self.operand_parameters, *self.trailing_parameters)
 
 
 class UnsupportedSignature(ValueError):
@@ -102,87 +162,143 @@ def json_default(default: str) -> str:
     return {"True": "true", "False": "false"}.get(default, default)
 
 
-def attr_default(arg: Argument) -> bool | int | float | str | list:
-    """The value of an attr argument's schema default (``int[2] k=1`` → ``[1, 1]``, ``str m="a"`` → ``a``).
+# What a default's Python value must be for each attr type (``int i="abc"`` must not become ``.Int("abc")``).
+_VALUE_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
 
-    One parser for every consumer (prototype JSON, OpDef C++, Meta/fake Python), so the three
-    spellings of a default cannot disagree. Raises UnsupportedSignature for defaults msOpGen cannot
-    carry (``None``, ``inf``, or text it rejects).
+
+def _value_fits(attr_type: str, value: object) -> bool:
+    if attr_type in ("type", "list_type"):
+        items = value if attr_type == "list_type" and isinstance(value, list) else [value]
+        return all(isinstance(v, DType) for v in items)
+    element = attr_type.removeprefix("list_")
+    kinds = _VALUE_KINDS.get(element)
+    if kinds is None:
+        return True
+    if attr_type.startswith("list_"):
+        if not isinstance(value, list):
+            return False
+        items = value
+    else:
+        items = [value]
+    return all(isinstance(v, kinds) and (element == "bool" or not isinstance(v, bool)) for v in items)
+
+
+def attr_default(arg: Argument) -> bool | int | float | str | list:
+    """The msOpGen value of an attr argument's schema default (``int[2] k=1`` → ``[1, 1]``, ``str m="a"`` → ``a``).
+
+    One parser for every consumer (prototype JSON, OpDef C++, gen_opapi), so the spellings of a default
+    cannot disagree. ``None`` (``int? k=None``) becomes the type's documented default (``NONE_ATTR_DEFAULTS``).
+    Raises UnsupportedSignature for a default that does not fit the attr type or that msOpGen rejects.
     """
     text = arg.default
     if text is None:
         raise ValueError(f"argument {arg.name!r} has no default")
-    if text == "None":
-        raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
+    attr_type = arg.type.msopgen_attr_type
     try:
         value = arg.default_value
     except ValueError:
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' is not a literal msOpGen can carry") from None
+    if value is None:
+        if attr_type not in NONE_ATTR_DEFAULTS:
+            raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
+        return NONE_ATTR_DEFAULTS[attr_type]
+    if attr_type is not None and not _value_fits(attr_type, value):
+        raise UnsupportedSignature(f"default {text} of '{arg.type} {arg.name}' is not a {arg.type.base} value; write e.g. {_EXAMPLE_DEFAULTS.get(attr_type, '1')}")
     if isinstance(value, str) and (FORBIDDEN_DEFAULT_CHARS & set(value) or len(value) > MAX_DEFAULT_LENGTH):
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' contains characters msOpGen rejects")
     return value
 
 
-def default_value_text(value: bool | int | float | str | list) -> str:
-    """msOpGen's ``default_value`` text for a default: ``true``, ``1``, ``1e-06``, ``abc``, ``{1,1}``.
+_EXAMPLE_DEFAULTS = {"int": "0", "float": "1.0", "bool": "False", "string": "'text'", "list_int": "[1,1]", "list_float": "[1.0]",
+                     "list_bool": "[True]", "type": "float"}  # fmt: skip
 
-    msOpGen pastes the text into C++ (``ListInt(<text>)``): a list needs braces, ``[1,1]`` does not compile.
+
+def default_value_text(value: object) -> str:
+    """msOpGen's ``default_value`` text: ``true``, ``1``, ``1e-06``, ``abc``, ``DT_FLOAT``, ``{1,1}``.
+
+    msOpGen pastes it into C++ verbatim, so a list is written with braces (``ListInt({1,1})`` compiles,
+    ``ListInt([1,1])`` does not; msopgen.md §6).
     """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
         return "{" + ",".join(default_value_text(v) for v in value) + "}"
+    if isinstance(value, DType):
+        return ge_dtype(value.name)
     return str(value)
 
 
 # SoC version (as `-c ai_core-<soc>` takes it) → the chip family msOpGen writes in AddConfig and
-# ASCEND_COMPUTE_UNIT (msopgen.md §3). A bare 'ascend910b' means the FIRST-generation Ascend 910.
-_SOC_FAMILIES = (
-    (re.compile(r"^ascend910b[1-4](?:c|-1)?$"), "ascend910b"),
-    (re.compile(r"^ascend910_93\d\d$"), "ascend910_93"),
-    (re.compile(r"^ascend310p[1357]$"), "ascend310p"),
-    (re.compile(r"^ascend310b[1-4]$"), "ascend310b"),
-    (re.compile(r"^ascend910(?:a|b|proa|prob|premiuma)?$"), "ascend910"),
-)
-SOC_EXAMPLES = ("ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_9391", "ascend310p3")
+# ASCEND_COMPUTE_UNIT (transform.json SOC_VERSION_TYPE). A bare 'ascend910b' means the FIRST-generation
+# Ascend 910. Other ``ascend…`` names msOpGen keeps unchanged.
+SOC_FAMILIES: dict[str, str] = {
+    "ascend910a": "ascend910", "ascend910proa": "ascend910", "ascend910b": "ascend910", "ascend910prob": "ascend910",
+    "ascend910premiuma": "ascend910",
+    "ascend910b1": "ascend910b", "ascend910b2": "ascend910b", "ascend910b2c": "ascend910b", "ascend910b3": "ascend910b",
+    "ascend910b4": "ascend910b", "ascend910b4-1": "ascend910b",
+    "ascend910_9391": "ascend910_93", "ascend910_9392": "ascend910_93", "ascend910_9381": "ascend910_93",
+    "ascend910_9382": "ascend910_93", "ascend910_9372": "ascend910_93", "ascend910_9362": "ascend910_93",
+    "ascend910_9363": "ascend910_93",
+    "ascend950dt": "ascend950", "ascend950pr": "ascend950",
+    "ascend310p1": "ascend310p", "ascend310p3": "ascend310p", "ascend310p5": "ascend310p", "ascend310p7": "ascend310p",
+    "ascend310p3vir01": "ascend310p", "ascend310p3vir02": "ascend310p", "ascend310p3vir04": "ascend310p",
+    "ascend310p3vir08": "ascend310p",
+    "ascend310b1": "ascend310b", "ascend310b2": "ascend310b", "ascend310b3": "ascend310b", "ascend310b4": "ascend310b",
+    "bs9sx1aa": "bs9sx1a",
+}  # fmt: skip
+_PASSED_THROUGH_SOC = re.compile(r"^ascend[0-9a-z_]+$")
+SOC_EXAMPLES = ("ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_9391", "ascend310p3", "ascend950pr")
 
 
 def soc_family(soc: str) -> str | None:
-    """The family msOpGen maps a SoC version to (``ascend910b1`` → ``ascend910b``), or None if unknown."""
-    for pattern, family in _SOC_FAMILIES:
-        if pattern.match(soc):
-            return family
-    return None
+    """The family msOpGen maps a SoC version to (``ascend910b1`` → ``ascend910b``); another ``ascend…``
+    name is kept as msOpGen keeps it; None for a name msOpGen would not take."""
+    if soc in SOC_FAMILIES:
+        return SOC_FAMILIES[soc]
+    return soc if _PASSED_THROUGH_SOC.match(soc) else None
 
 
-def compute_unit(soc: str) -> str:
-    """msOpGen's ``-c`` value: ``ai_core-<soc>`` (an underscore, then a hyphen)."""
-    return f"ai_core-{soc}"
+def compute_unit(soc: str | tuple[str, ...] | list[str]) -> str:
+    """msOpGen's ``-c`` value: ``ai_core-<soc>`` (an underscore, then a hyphen); several SoCs comma-separated."""
+    socs = [soc] if isinstance(soc, str) else list(soc)
+    return ",".join(f"ai_core-{s}" for s in socs)
+
+
+def expand_columns(values: tuple[str, ...], count: int) -> tuple[str, ...]:
+    """A descriptor's list broadcast to ``count`` columns (a length-1 list is repeated, as msOpGen does)."""
+    return values * count if len(values) == 1 else values
 
 
 def prototype_from_signature(
-    sig: OpSignature, dtypes: tuple[str, ...] = DEFAULT_DTYPES, formats: tuple[str, ...] = DEFAULT_FORMATS
+    sig: OpSignature,
+    dtypes: tuple[str, ...] = DEFAULT_DTYPES,
+    formats: tuple[str, ...] = DEFAULT_FORMATS,
+    *,
+    descriptor_dtypes: dict[str, tuple[str, ...]] | None = None,
+    op_type: str | None = None,
 ) -> Prototype:
     """torchair's documented mapping: tensors → inputs, other arguments → attrs, returns → outputs.
 
-    Every mutated input is declared again as a same-named output (in-place ops); each fresh return is
-    an output named by ``OpSignature.output_names``. Columns are every (dtype, format) pair, so the
-    lists of all descriptors line up as msOpGen requires.
+    Every mutated input is declared again as a same-named output (in-place ops; a mutated ``Tensor[]``
+    is a DYNAMIC output); each fresh return is an output named by ``OpSignature.output_names`` (a
+    ``Tensor[]`` return is DYNAMIC). A ``Scalar`` is a tensor input marked ``.Scalar()``. Each
+    descriptor's dtypes are ``descriptor_dtypes[name]`` or ``dtypes``; column i of every descriptor
+    is one supported (dtype, format) combination: each dtype column is paired with every format.
     """
-    # Column i of every list is one supported (dtype, format) combination: take the cross product.
-    column_types = tuple(t for t in dtypes for _ in formats)
-    column_formats = tuple(f for _ in dtypes for f in formats)
+    descriptor_dtypes = descriptor_dtypes or {}
 
-    def desc(name: str, param_type: str) -> TensorDesc:
-        return TensorDesc(name, param_type, column_types, column_formats)
+    def desc(name: str, param_type: str, scalar: bool = False) -> TensorDesc:
+        types = descriptor_dtypes.get(name, dtypes)
+        return TensorDesc(name, param_type, tuple(t for t in types for _ in formats), tuple(f for _ in types for f in formats), scalar)
 
     inputs, attrs = [], []
     for a in sig.arguments:
-        if a.is_tensor:
-            param_type = a.type.msopgen_param_type
+        if a.type.refusal:
+            raise UnsupportedSignature(f"argument '{a.type} {a.name}': {a.type.refusal}")
+        if a.type.is_input:
             if a.type.elem_optional:
                 raise UnsupportedSignature(f"argument '{a.name}: {a.type}' has no msOpGen input kind")
-            inputs.append(desc(a.name, param_type))
+            inputs.append(desc(a.name, a.type.msopgen_param_type, a.type.is_scalar))
             continue
         attr_type = a.type.msopgen_attr_type
         if attr_type is None:
@@ -191,14 +307,14 @@ def prototype_from_signature(
             attrs.append(AttrDesc(a.name, attr_type))
         else:
             attrs.append(AttrDesc(a.name, attr_type, "optional", default_value_text(attr_default(a))))
-    outputs = [desc(a.name, "required") for a in sig.mutated_arguments]
+    outputs = [desc(a.name, "dynamic" if a.type.is_list else "required") for a in sig.mutated_arguments]
     fresh = {id(r) for r in sig.fresh_returns}
     for ret, name in zip(sig.returns, sig.output_names):
         if id(ret) in fresh:
-            if not ret.type.is_tensor or ret.type.is_list:
-                raise UnsupportedSignature(f"return '{ret}' is not a single Tensor; msOpGen outputs are tensors")
-            outputs.append(desc(name, "required"))
+            if not ret.type.is_tensor or ret.type.optional or ret.type.elem_optional:
+                raise UnsupportedSignature(f"return '{ret}' is not a Tensor or Tensor[]; msOpGen outputs are tensors")
+            outputs.append(desc(name, "dynamic" if ret.type.is_list else "required"))
     if not outputs:
         # An AI Core op writes its result to an output; an op that returns nothing and mutates nothing does no work.
         raise UnsupportedSignature("the op returns nothing and mutates nothing; return a Tensor or mark the written input Tensor(a!)")
-    return Prototype(sig.op_type, tuple(inputs), tuple(outputs), tuple(attrs))
+    return Prototype(op_type or sig.op_type, tuple(inputs), tuple(outputs), tuple(attrs))

@@ -55,9 +55,39 @@ def msopgen_snake(op_type: str) -> str:
     return "".join(out)
 
 
+# torch_npu's prefix for its custom ops; CANN's OpType drops it (npu_add_rms_norm → AddRmsNorm).
+NPU_PREFIX = "npu_"
+
+
+def kernel_base(op_name: str) -> str:
+    """The part of an op name CANN names the kernel after: ``npu_add_rms_norm`` → ``add_rms_norm``."""
+    stripped = op_name.removeprefix(NPU_PREFIX)
+    return stripped if IDENTIFIER_RE.match(stripped) else op_name
+
+
+def op_type(op_name: str) -> str:
+    """The msOpGen OpType of an op: UpperCamelCase of ``kernel_base`` (``npu_swiglu`` → ``Swiglu``)."""
+    return upper_camel(kernel_base(op_name))
+
+
 def aclnn_name(op_name: str) -> str:
-    """The aclnn entry point a new op's gen_opapi ``exec`` calls: ``my_op`` → ``aclnnMyOp``."""
-    return "aclnn" + upper_camel(op_name)
+    """The aclnn entry point a new op's gen_opapi ``exec`` calls: ``my_op`` → ``aclnnMyOp``,
+    ``npu_add_rms_norm`` → ``aclnnAddRmsNorm`` (as CANN names its own)."""
+    return "aclnn" + op_type(op_name)
+
+
+def aclnn_for_op_type(op_type_name: str) -> str:
+    return "aclnn" + op_type_name
+
+
+def python_identifier(name: str) -> str:
+    """``name`` as a Python parameter/variable: keywords and ``self`` get a trailing ``_``."""
+    return f"{name}_" if keyword.iskeyword(name) or name == "self" else name
+
+
+def cpp_identifier(name: str) -> str:
+    """``name`` as a C++ identifier: C++ and Python keywords get a trailing ``_``."""
+    return f"{name}_" if name in CPP_KEYWORDS or keyword.iskeyword(name) else name
 
 
 def meta_function_name(op_name: str) -> str:

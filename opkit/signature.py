@@ -79,21 +79,39 @@ def _restore_schema_error(message, text, column, dialect, hint, canonical) -> Sc
     return error
 
 
-# Argument types msOpGen can express as an attr, and the attr type each becomes (msopgen.md §2).
+# Argument types msOpGen can express as an attr, and the attr type each becomes (msopgen.md §2, §6).
+# An optional one (``int? k=None``) is an OPTIONAL attr of the same type (README, "Type mapping").
 _ATTR_TYPES = {
     ("int", False): "int",
     ("SymInt", False): "int",
     ("float", False): "float",
     ("bool", False): "bool",
     ("str", False): "string",
+    ("ScalarType", False): "type",
     ("int", True): "list_int",
     ("SymInt", True): "list_int",
     ("float", True): "list_float",
     ("bool", True): "list_bool",
+    ("str", True): "list_string",
+    ("ScalarType", True): "list_type",
 }
 
 # Types whose mere presence stops npugraph_ex capture (random number generation).
 _UNCAPTURABLE_TYPES = frozenset({"Generator"})
+
+# Types that stay refused, each with what to write instead (the corrected schema drops or retypes them).
+REFUSED_TYPES = {
+    "Generator": "random number generation cannot enter an npugraph_ex graph: drop the Generator argument and seed outside the op",
+    "Device": "a device is not an operand of an Ascend C kernel: drop the argument (the op runs where its tensors are)",
+    "Layout": "a layout is not an operand of an Ascend C kernel: drop the argument (outputs are strided)",
+    "MemoryFormat": "a memory format is not an operand of an Ascend C kernel: drop the argument (outputs are contiguous)",
+    "Dimname": "torch 2.13's torchgen no longer parses Dimname: take the dimension as an int",
+}
+
+# Enum-like defaults torch resolves itself, and the value torchgen/torch give them.
+ENUM_DEFAULTS: dict[str, int] = {"Mean": 1, "Sum": 2, "contiguous_format": 0, "strided": 0}
+# ScalarType names a default may use, and the torch dtype / msOpGen dtype each is.
+SCALAR_TYPE_DEFAULTS: dict[str, tuple[str, str]] = {"float": ("float32", "float"), "long": ("int64", "int64")}
 
 
 @dataclass(frozen=True)
@@ -112,20 +130,35 @@ class ArgType:
         return self.base == "Tensor"
 
     @property
+    def is_scalar(self) -> bool:
+        """A ``Scalar`` operand: real OpDefs declare it as a tensor input marked ``.Scalar()``."""
+        return self.base == "Scalar" and not self.is_list
+
+    @property
+    def is_input(self) -> bool:
+        """A kernel input (a tensor, a tensor list or a Scalar operand), not an attr."""
+        return self.is_tensor or self.is_scalar
+
+    @property
     def msopgen_attr_type(self) -> str | None:
-        """The msOpGen attr type, or None when there is no faithful one (Scalar, str?, Generator, ...)."""
-        if self.is_tensor or self.elem_optional or (self.optional and self.base == "str"):
+        """The msOpGen attr type, or None when there is no faithful one (Scalar, Generator, Tensor?[], ...)."""
+        if self.is_tensor or self.elem_optional:
             return None
         return _ATTR_TYPES.get((self.base, self.is_list))
 
     @property
     def msopgen_param_type(self) -> str | None:
-        """msOpGen ``param_type`` of a tensor input: required, optional or dynamic."""
-        if not self.is_tensor:
+        """msOpGen ``param_type`` of an input: required, optional or dynamic (``Tensor[]?`` is dynamic too)."""
+        if not self.is_input:
             return None
         if self.is_list:
             return "dynamic"
         return "optional" if self.optional else "required"
+
+    @property
+    def refusal(self) -> str | None:
+        """Why opkit will not generate an op with this type, or None."""
+        return REFUSED_TYPES.get(self.base)
 
     def __str__(self) -> str:
         s = self.base + ("?" if self.elem_optional else "")
@@ -135,12 +168,27 @@ class ArgType:
 
 
 @dataclass(frozen=True)
+class DType:
+    """A torch dtype as a default value (``ScalarType d=float``): ``repr`` is its Python spelling."""
+
+    name: str  # torch's name: float32, int64, ...
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+# ScalarType codes torch prints for dtype defaults (c10::ScalarType order).
+_SCALAR_TYPE_CODES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64", 11: "bool", 15: "bfloat16"}
+
+
+@dataclass(frozen=True)
 class Alias:
     """An alias annotation such as ``a!`` (in ``Tensor(a!)``): alias sets and whether it writes."""
 
     sets: tuple[str, ...]
     is_write: bool
     after: tuple[str, ...] = ()
+    shorthand: bool = False  # torch.library's ``Tensor! x``: written, with an alias set of its own
 
     def __str__(self) -> str:
         s = "|".join(self.sets) + ("!" if self.is_write else "")
@@ -152,6 +200,8 @@ def _type_str(type_: ArgType, alias: Alias | None) -> str:
         return str(type_)
     # The annotation sits right after the base name: Tensor(a!), Tensor(a)?, Tensor(a)[].
     rest = str(type_)[len("Tensor") :]
+    if alias.shorthand:
+        return f"Tensor!{rest}"
     return f"Tensor({alias}){rest}"
 
 
@@ -186,6 +236,12 @@ class Argument:
             raise ValueError(f"argument {self.name!r} has no default")
         if text in ("None", "True", "False"):
             return {"None": None, "True": True, "False": False}[text]
+        if self.type.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
+            return DType(SCALAR_TYPE_DEFAULTS[text][0])
+        if self.type.base == "ScalarType" and _INT_RE.match(text):
+            return DType(_SCALAR_TYPE_CODES.get(int(text), "float32"))
+        if text in ENUM_DEFAULTS and self.type.base in ("int", "SymInt"):
+            return ENUM_DEFAULTS[text]  # torch resolves `int reduction=Mean` to at::Reduction::Mean == 1
         if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
             return text[1:-1]
         try:
@@ -245,7 +301,7 @@ class OpSignature:
     @functools.cached_property
     def op_type(self) -> str:
         """msOpGen's UpperCamelCase op type (``my_inplace`` → ``MyInplace``)."""
-        return naming.upper_camel(self.base_name)
+        return naming.op_type(self.base_name)
 
     @functools.cached_property
     def kernel_name(self) -> str:
@@ -263,7 +319,7 @@ class OpSignature:
     @property
     def name_round_trips(self) -> bool:
         """Whether ``msopgen_snake(UpperCamel(name)) == name``: file names and converters rely on it."""
-        return self.kernel_name == self.base_name
+        return self.kernel_name == naming.kernel_base(self.base_name)
 
     # -- arguments -----------------------------------------------------------------------------
     @functools.cached_property
@@ -383,6 +439,7 @@ _ALIAS_RE = re.compile(
     r"(?:\s*->\s*(?P<after>\*|[A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*))?$"
 )
 _TENSOR_ANNOT_RE = re.compile(r"^Tensor\s*\((?P<ann>[^)]*)\)")
+_TENSOR_BANG_RE = re.compile(r"^Tensor\s*!")
 
 
 @dataclass(frozen=True)
@@ -642,6 +699,9 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
     """Take ``Tensor(a0!)`` apart: torch.library alias names are identifiers, torchgen wants one letter."""
     m = _TENSOR_ANNOT_RE.match(piece.text)
     if m is None:
+        bang = _TENSOR_BANG_RE.match(piece.text) if dialect is Dialect.TORCH_LIBRARY else None
+        if bang is not None:  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
+            return "Tensor" + piece.text[bang.end() :], Alias((f"${piece.column}",), True, shorthand=True)
         return piece.text, None
     am = _ALIAS_RE.match(m.group("ann").strip())
     if am is None:

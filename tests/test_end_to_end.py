@@ -15,7 +15,15 @@ CASES = [
     ("my_inplace", ["--schema", "my_inplace(Tensor(a!) x, Tensor y) -> Tensor"], "auto_functionalized"),
     ("kv_update", ["--inplace"], "auto_functionalized"),
     ("scale_", ["--inplace", "--style", "custom-op"], "auto_functionalized"),
-]
+    # `opkit new relu_ --inplace`: a trailing '_' picks the custom-op style, whose default schema passes opkit's own check
+    ("relu_", ["--inplace"], "auto_functionalized"),
+    # the third path: pure torch.library, with what only its dialect spells (Tensor!, named returns, list defaults)
+    ("rms_norm", ["--style", "library", "--schema", "mylib::rms_norm(Tensor! x, Tensor gamma, int[] axes=[-1], float eps=1e-06) -> (Tensor y, Tensor rstd)",
+                  "--output", "rstd=like:gamma,dtype:float32"], "auto_functionalized"),
+    # a real overloaded op of the corpus (it crashed verify before) with a per-output dtype
+    ("npu_max", ["--schema", "npu_max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                 "--output", "indices=like:self,dtype:int64", "--dtypes", "float16,float;indices=int64,int64"], "direct"),
+]  # fmt: skip
 
 
 @pytest.mark.slow
@@ -68,3 +76,35 @@ def test_new_exits_1_when_the_generated_op_does_not_verify(tmp_path, run_opkit):
     assert code == 1
     assert "kept 1 of your files: reference.py" in out and "FAIL" in out
     assert "backend=npugraph_ex (emulated)" in out and "failed at stage: Meta function" in out
+
+
+@pytest.mark.parametrize(
+    "schema, expected, options",
+    [
+        ("npu_silu_(Tensor(a!) self) -> Tensor(a!)", "npu_silu(Tensor(a!) self) -> ()", ["--style", "op-plugin"]),
+        ("npu_silu_(Tensor(a!) self) -> Tensor(a!)", "npu_silu_(Tensor(a!) self) -> ()", []),  # custom-op keeps the '_'
+
+        ("npu_broadcast.out(Tensor self, int[] size, *, Tensor(a!) out) -> Tensor(a!)", "npu_broadcast(Tensor self, int[] size) -> Tensor", []),
+        ("npu_drop(Tensor self, float p, Generator? generator=None) -> Tensor", "npu_drop(Tensor self, float p) -> Tensor", []),
+        ("npu_max.names_dim(Tensor self, Dimname dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+         "npu_max.names_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", []),
+        ("npu_mask(int[] size, *, Layout? layout=None, Device? device=None, Tensor x) -> Tensor", "npu_mask(int[] size, *, Tensor x) -> Tensor", []),
+    ],
+)  # fmt: skip
+def test_documented_refusals_print_a_corrected_schema_that_opkit_new_takes(tmp_path, run_opkit, schema, expected, options):
+    name = schema.split("(")[0].split(".")[0]
+    code, out = run_opkit("new", name, "--schema", schema, *options, "-o", str(tmp_path / name), "--no-verify")
+    assert code == 2 and len(out.strip().splitlines()) == 1 and "Traceback" not in out
+    assert f"Corrected schema: {expected} " in out
+    command = out.split("(opkit new ", 1)[1].rstrip().removesuffix(")")
+    import shlex
+
+    fixed_name, *options = shlex.split(command)
+    code, out = run_opkit("new", fixed_name, *options, "-o", str(tmp_path / "fixed"), "--no-verify", "--msopgen", "builtin")
+    assert code == 0, out
+
+
+def test_custom_op_answers_with_the_library_command(tmp_path, run_opkit):
+    schema = "mylib::f(Tensor x) -> (Tensor y, Tensor z)"
+    code, out = run_opkit("new", "f", "--style", "custom-op", "--schema", schema, "-o", str(tmp_path / "f"), "--no-verify")
+    assert code == 2 and f"use --style library: opkit new f --style library --schema '{schema}'" in out

@@ -18,18 +18,20 @@ def _fail(message: str) -> None:
 @click.argument("name")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
-@click.option("--style", type=click.Choice(["op-plugin", "custom-op"]), default="op-plugin", show_default=True, help="op-plugin yaml + Library Meta, or torch.library.custom_op + register_fake.")
-@click.option("--namespace", metavar="NS", help="torch.ops namespace (op-plugin: npu; custom-op default: mylib).")
-@click.option("--dtypes", default=",".join(msopgen.DEFAULT_DTYPES), show_default=True, help="msOpGen dtypes, comma-separated.")
+@click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; or library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema). Default: op-plugin, custom-op for a name ending in '_'.")
+@click.option("--namespace", metavar="NS", help="torch.ops namespace (op-plugin: npu; otherwise default: mylib).")
+@click.option("--dtypes", default=",".join(msopgen.DEFAULT_DTYPES), show_default=True, help="msOpGen dtype columns, comma-separated; per descriptor: 'x=float16,float;indices=int32,int32'.")
 @click.option("--formats", default=",".join(msopgen.DEFAULT_FORMATS), show_default=True, help="msOpGen formats, comma-separated.")
-@click.option("--soc", default="ascend910b1", show_default=True, help="SoC versions, comma-separated.")
-@click.option("--out-like", metavar="ARG", help="Input Tensor whose size and dtype outputs copy (default: first unwritten Tensor).")
+@click.option("--soc", default="ascend910b1", show_default=True, help="SoC versions, comma-separated (all go to msOpGen's -c).")
+@click.option("--out-like", metavar="ARG", help="Input Tensor (or Tensor[]) whose size and dtype outputs copy (default: first unwritten Tensor).")
+@click.option("--output", "outputs", multiple=True, metavar="NAME=like:ARG[,dtype:DTYPE]", help="Size/dtype rule of one output, e.g. rstd=like:x,dtype:float32 (repeatable).")
+@click.option("--op-type", metavar="OpType", help="msOpGen OpType (default: UpperCamelCase of NAME without npu_, e.g. npu_swiglu -> Swiglu; --op-type SwiGlu).")
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
+@click.option("-o", "--output-dir", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
 @click.option("--force", is_flag=True, help="Update an existing project: each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files are kept; conflicts are marked.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
-def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, vendor, msopgen_mode, out_dir, force, verify) -> None:
+def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature.
 
@@ -45,7 +47,8 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
 
     try:
         spec = make_spec(name, schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes,
-                         formats=formats, soc=soc, out_like=out_like, vendor=vendor)  # fmt: skip
+                         formats=formats, soc=soc, out_like=out_like, vendor=vendor, op_type=op_type,
+                         outputs=list(outputs))  # fmt: skip
         project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
@@ -58,10 +61,8 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
         click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
         if project.msopgen.output:
             click.echo(project.msopgen.output)
-        if len(spec.soc) > 1:
-            click.echo(f"msOpGen was given {spec.soc[0]} only: add AddConfig and ASCEND_COMPUTE_UNIT entries for {', '.join(spec.soc[1:])}")
     else:
-        click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.signature.op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
+        click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     for warning in _schema_warnings(spec):
         click.echo(f"warning: {warning}")
     if project.conflicts:
@@ -79,10 +80,11 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
 
 
 def _schema_warnings(spec) -> list[str]:
+    from opkit.generate.spec import op_type_clashes
     from opkit.lint import Selection, lint
 
     result = lint(schemas=[spec.schema], dialect=spec.dialect, selection=Selection(select=("S",)))
-    return [f"{f.code} {f.message}" for f in result.findings]
+    return [f"{f.code} {f.message}" for f in result.findings] + op_type_clashes(spec)
 
 
 def _check_host_code(path) -> bool:

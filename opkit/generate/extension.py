@@ -16,11 +16,13 @@ from typing import Any
 
 from jinja2.ext import Extension
 
+from opkit import msopgen
 from opkit.generate.model import ProjectModel
 from opkit.generate.spec import make_spec
+from opkit.signature import DType
 
 # cookiecutter variables that make up the spec (the rest are cookiecutter's own, '_'-prefixed).
-SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor")
+SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "op_type", "outputs")
 
 
 def _truthy(value: Any) -> bool:
@@ -36,13 +38,15 @@ def _project(items: tuple[tuple[str, str], ...]) -> ProjectModel:
         v["name"],
         schema=v.get("schema") or None,
         inplace=_truthy(v.get("inplace", False)),
-        style=v.get("style") or "op-plugin",
+        style=v.get("style") or None,
         namespace=v.get("namespace") or None,
         dtypes=v.get("dtypes") or "",
         formats=v.get("formats") or "",
         soc=v.get("soc") or "",
         out_like=v.get("out_like") or None,
         vendor=v.get("vendor") or None,
+        op_type=v.get("op_type") or None,
+        outputs=v.get("outputs") or None,
     )
     return ProjectModel(spec)
 
@@ -67,6 +71,8 @@ def cpp_literal(value: Any) -> str:
         return json.dumps(value)  # a C string literal for the plain text msOpGen allows
     if isinstance(value, (list, tuple)):
         return "{" + ", ".join(cpp_literal(v) for v in value) + "}"
+    if isinstance(value, DType):
+        return f"ge::{msopgen.ge_dtype(value.name)}"
     raise TypeError(f"no C++ literal for {value!r}")
 
 

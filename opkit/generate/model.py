@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from opkit import msopgen
+from opkit import msopgen, naming
 from opkit.generate.spec import OpSpec
 from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, sample_call
 from opkit.signature import Argument, OpSignature
@@ -23,14 +23,26 @@ _TORCH_DTYPES = {
     "DT_INT32": ("int32", "randint"), "DT_INT64": ("int64", "randint"), "DT_UINT8": ("uint8", "randint"),
     "DT_UINT16": ("uint16", "randint"), "DT_UINT32": ("uint32", "randint"), "DT_UINT64": ("uint64", "randint"),
     "DT_BOOL": ("bool", "randint"), "DT_COMPLEX64": ("complex64", "randn"), "DT_COMPLEX128": ("complex128", "randn"),
+    "DT_COMPLEX32": ("complex32", "randn"),
 }  # fmt: skip
+_FALLBACK_TORCH_DTYPE = ("float32", "randn")  # int2, uint1, string, ...: no torch dtype
 
-# msOpGen attr type → the Python annotation custom_op infers it from, and a sample value for the MRE.
 # msOpGen attr type → the Python annotation custom_op infers it from
 _ATTR_PYTHON = {
     "int": "int", "float": "float", "bool": "bool", "string": "str",
-    "list_int": "list[int]", "list_float": "list[float]", "list_bool": "list[bool]",
+    "list_int": "list[int]", "list_float": "list[float]", "list_bool": "list[bool]", "list_string": "list[str]",
+    "type": "torch.dtype",
 }  # fmt: skip
+
+# How gen_opapi hands aclnn an argument it cannot take as is (op-plugin-yaml.md, real-file conventions):
+# a ``new_params`` entry ``<name>_value: <expression>`` that ``exec`` then names. {n}: the argument, {d}: C++ default.
+_OPTIONAL_ATTR_EXPRESSIONS = {
+    "int": "{n}.value_or({d})", "float": "{n}.value_or({d})", "bool": "{n}.value_or({d})",
+    "list_int": "{n}.value_or(at::IntArrayRef{d})", "list_float": "{n}.value_or(at::ArrayRef<double>{d})",
+    "list_bool": "{n}.value_or(at::ArrayRef<bool>{d})", "type": "{n}.value_or(at::ScalarType::Undefined)",
+    "string": "{n}.has_value() ? const_cast<char *>({n}.value().data()) : nullptr",
+}  # fmt: skip
+_STRING_EXPRESSION = "const_cast<char *>({n}.data())"
 
 _NO_DEFAULT = object()
 
@@ -43,6 +55,7 @@ class OpDefTensor:
     param_type: str  # REQUIRED, OPTIONAL, DYNAMIC
     data_types: tuple[str, ...]  # ge::DT_*
     formats: tuple[str, ...]  # ge::FORMAT_*
+    scalar: bool = False  # .Scalar(): a PyTorch Scalar operand
 
 
 @dataclass(frozen=True)
@@ -81,29 +94,70 @@ class DummyArg:
     torch_dtype: str = ""
     fill: str = ""  # randn | randint
 
+    @property
+    def variable(self) -> str:
+        """The MRE's Python name for it (``self`` and keywords get a trailing ``_``)."""
+        return naming.python_identifier(self.name)
+
 
 @dataclass(frozen=True)
 class OutputAlloc:
-    """A fresh output: its gen_opapi key and the input whose size and dtype it copies."""
+    """A fresh output: its gen_opapi key, what sizes it, its dtype rule, and how every artifact spells them."""
 
     name: str
     like: str
+    like_is_list: bool = False
+    dtype: str = ""  # msOpGen dtype, empty: like's
+    is_list: bool = False  # a Tensor[] return (DYNAMIC output)
+    index: int = 0  # position among the OpDef's outputs
+    like_index: int = 0  # position of ``like`` among the OpDef's inputs
+    like_dynamic: bool = False
+
+    @property
+    def torch_dtype(self) -> str:
+        return _TORCH_DTYPES.get(msopgen.DTYPES[self.dtype], _FALLBACK_TORCH_DTYPE)[0] if self.dtype else ""
+
+    @property
+    def ge_dtype(self) -> str:
+        return f"ge::{msopgen.DTYPES[self.dtype]}" if self.dtype else ""
+
+    @property
+    def yaml_size(self) -> str:
+        return f"{self.like}[0].sizes()" if self.like_is_list else self.like
+
+    @property
+    def yaml_dtype(self) -> str:
+        if self.dtype:
+            return msopgen.ATEN_DTYPES.get(msopgen.DTYPES[self.dtype], self.like)
+        return f"{self.like}[0].scalar_type()" if self.like_is_list else self.like
+
+    @property
+    def meta_expression(self) -> str:
+        """The Meta/fake function's allocation of this output."""
+        dtype = f", dtype=torch.{self.torch_dtype}" if self.dtype else ""
+        if self.is_list:
+            source = self.like if self.like_is_list else f"[{self.like}]"
+            return f"[torch.empty_like(t{dtype}) for t in {source}]"
+        return f"torch.empty_like({self.like}[0]{dtype})" if self.like_is_list else f"torch.empty_like({self.like}{dtype})"
 
 
-def _python_default(arg: Argument) -> Any:
-    if arg.default is None:
-        return _NO_DEFAULT
-    if arg.is_tensor:
-        return None  # Tensor? x=None
-    return msopgen.attr_default(arg)
+@dataclass(frozen=True)
+class NewParam:
+    """A gen_opapi ``new_params`` entry and the argument it replaces in ``exec``."""
+
+    argument: str
+    name: str
+    expression: str
 
 
 def _annotation(arg: Argument) -> str:
     if arg.is_tensor:
         if arg.type.is_list:
-            return "list[torch.Tensor]"
+            inner = "list[torch.Tensor]"
+            return f"Optional[{inner}]" if arg.type.optional else inner
         return "Optional[torch.Tensor]" if arg.type.optional else "torch.Tensor"
-    return _ATTR_PYTHON[arg.type.msopgen_attr_type]
+    base = _ATTR_PYTHON.get(arg.type.msopgen_attr_type or "", "object")
+    return f"Optional[{base}]" if arg.type.optional else base
 
 
 class ProjectModel:
@@ -112,7 +166,7 @@ class ProjectModel:
     def __init__(self, spec: OpSpec):
         self.spec = spec
         self.signature: OpSignature = spec.signature
-        self.prototype = msopgen.prototype_from_signature(self.signature, spec.dtypes, spec.formats)
+        self.prototype = spec.prototype()
 
     # -- names -----------------------------------------------------------------------------------
     @property
@@ -133,20 +187,32 @@ class ProjectModel:
 
     @property
     def kernel_name(self) -> str:
-        return self.signature.kernel_name
+        return naming.msopgen_snake(self.op_type)
 
     @property
     def aclnn_name(self) -> str:
-        return self.signature.aclnn_name
+        return naming.aclnn_for_op_type(self.op_type)
 
     @property
     def meta_function_name(self) -> str:
-        return self.signature.meta_function_name
+        return naming.meta_function_name(self.signature.name + (f"_{self.signature.overload}" if self.signature.overload else ""))
 
     @property
     def qualified_op(self) -> str:
-        """How Python calls the op: ``torch.ops.npu.my_op``."""
-        return f"torch.ops.{self.namespace}.{self.signature.name}"
+        """How Python calls the op: ``torch.ops.npu.my_op`` (``.overload`` for another overload)."""
+        overload = f".{self.signature.overload}" if self.signature.overload else ""
+        return f"torch.ops.{self.namespace}.{self.signature.name}{overload}"
+
+    @property
+    def kernel_function_name(self) -> str:
+        """The eager (PrivateUse1) kernel of the library style."""
+        return f"{self.meta_function_name.removesuffix('_meta')}_npu"
+
+    @property
+    def library_definition(self) -> str:
+        """What ``Library(ns, "FRAGMENT").define`` takes: the schema as written, without its namespace."""
+        text = self.signature.text
+        return text.split("::", 1)[1] if self.signature.namespace else text
 
     @property
     def model_class(self) -> str:
@@ -170,8 +236,8 @@ class ProjectModel:
 
     @property
     def compute_unit(self) -> str:
-        """msOpGen's ``-c`` for the first SoC."""
-        return msopgen.compute_unit(self.spec.soc[0])
+        """msOpGen's ``-c`` for every SoC: ``ai_core-a,ai_core-b``."""
+        return msopgen.compute_unit(self.spec.soc)
 
     @property
     def vendor(self) -> str:
@@ -184,6 +250,7 @@ class ProjectModel:
             desc.param_type.upper(),
             tuple(f"ge::{msopgen.DTYPES[t]}" for t in desc.types),
             tuple(f"ge::FORMAT_{f}" for f in desc.formats),
+            desc.scalar,
         )
 
     @property
@@ -205,21 +272,121 @@ class ProjectModel:
 
     @property
     def kernel_parameters(self) -> tuple[str, ...]:
-        return self.prototype.kernel_parameters
+        """The kernel's parameters as C++ identifiers (a keyword-named operand gets a trailing ``_``)."""
+        return tuple(naming.cpp_identifier(p) for p in self.prototype.operand_parameters) + self.prototype.trailing_parameters
+
+    @property
+    def workspace_parameter(self) -> str:
+        return self.prototype.trailing_parameters[0]
+
+    @property
+    def tiling_parameter(self) -> str:
+        return self.prototype.trailing_parameters[1]
+
+    def input_shape(self, index: int) -> str:
+        """The host-side expression for input ``index``'s shape (a DYNAMIC input: its first instance)."""
+        desc = self.prototype.inputs[index]
+        if desc.param_type == "dynamic":
+            return f"context->GetDynamicInputShape({index}, 0)"
+        if desc.param_type == "optional":
+            return f"context->GetOptionalInputShape({index})"
+        return f"context->GetInputShape({index})"
+
+    def input_dtype(self, index: int) -> str:
+        desc = self.prototype.inputs[index]
+        if desc.param_type == "dynamic":
+            return f"context->GetDynamicInputDataType({index}, 0)"
+        return f"context->GetInputDataType({index})"
+
+    @property
+    def tiling_input(self) -> int:
+        """The input whose element count the default tiling splits: the first required or dynamic one."""
+        return next((i for i, d in enumerate(self.prototype.inputs) if d.param_type != "optional" and not d.scalar), 0)
+
+    @property
+    def has_inputs(self) -> bool:
+        return bool(self.prototype.inputs)
+
+    @property
+    def infer_rules(self) -> tuple[OutputAlloc, ...]:
+        """Every OpDef output's shape/dtype source: fresh outputs by their rule, mutated inputs as themselves."""
+        rules = list(self.fresh_outputs)
+        inputs = [d.name for d in self.prototype.inputs]
+        for index, desc in enumerate(self.prototype.outputs):
+            if desc.name in inputs:
+                j = inputs.index(desc.name)
+                rules.append(OutputAlloc(desc.name, desc.name, index=index, like_index=j, like_dynamic=self.prototype.inputs[j].param_type == "dynamic"))
+        return tuple(sorted(rules, key=lambda r: r.index))
 
     # -- op_plugin_functions.yaml ----------------------------------------------------------------
     @property
     def fresh_outputs(self) -> tuple[OutputAlloc, ...]:
         sig = self.signature
         fresh = {id(r) for r in sig.fresh_returns}
-        return tuple(OutputAlloc(n, self.spec.out_like) for r, n in zip(sig.returns, sig.output_names) if id(r) in fresh)
+        output_index = {d.name: i for i, d in enumerate(self.prototype.outputs)}
+        input_index = {d.name: i for i, d in enumerate(self.prototype.inputs)}
+        allocs = []
+        for ret, name in zip(sig.returns, sig.output_names):
+            if id(ret) not in fresh:
+                continue
+            rule = self.spec.output_rule(name)
+            like = sig.argument(rule.like)
+            like_is_list = bool(like and like.type.is_list)
+            allocs.append(
+                OutputAlloc(
+                    name, rule.like, like_is_list, rule.dtype, ret.type.is_list, output_index.get(name, 0), input_index.get(rule.like, 0), like_is_list
+                )
+            )
+        return tuple(allocs)
+
+    @property
+    def new_params(self) -> tuple[NewParam, ...]:
+        """Arguments aclnn cannot take as PyTorch passes them: optional attrs (``value_or``) and strings."""
+        taken = {a.name for a in self.signature.arguments} | set(self.signature.output_names)
+        params = []
+        for a in self.signature.arguments:
+            attr_type = a.type.msopgen_attr_type
+            if attr_type is None:
+                continue
+            if a.type.optional:
+                template = _OPTIONAL_ATTR_EXPRESSIONS.get(attr_type)
+                if template is None:
+                    continue
+                from opkit.generate.extension import cpp_literal
+
+                default = msopgen.attr_default(a) if a.default is not None else msopgen.NONE_ATTR_DEFAULTS.get(attr_type, 0)
+                expression = template.format(n=a.name, d=cpp_literal(default) if not isinstance(default, str) or attr_type == "string" else default)
+            elif attr_type == "string":
+                expression = _STRING_EXPRESSION.format(n=a.name)
+            else:
+                continue
+            name = f"{a.name}_value"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            params.append(NewParam(a.name, name, expression))
+        return tuple(params)
 
     @property
     def yaml_entry(self) -> dict:
-        """The ``custom:`` entry, as data: the template and ``opkit yaml add`` both write it."""
-        gen_opapi: dict = {o.name: {"size": o.like, "dtype": o.like} for o in self.fresh_outputs}
-        gen_opapi["exec"] = self.aclnn_name
-        return {"func": self.signature.text, "op_api": "all_version", "gen_opapi": gen_opapi}
+        """The ``custom:`` entry, as data: the template and ``opkit yaml add`` both write it.
+
+        A Tensor[] return has no gen_opapi (the codegen cannot allocate one): the op_api kernel is hand-written.
+        """
+        entry: dict = {"func": self.signature.text, "op_api": "all_version"}
+        if any(r.type.is_list for r in self.signature.fresh_returns):
+            return entry
+        gen_opapi: dict = {o.name: {"size": o.yaml_size, "dtype": o.yaml_dtype} for o in self.fresh_outputs}
+        new_params = self.new_params
+        if new_params:
+            gen_opapi["new_params"] = {p.name: p.expression for p in new_params}
+            replaced = {p.argument: p.name for p in new_params}
+            arguments = [replaced.get(a.name, a.name) for a in self.signature.arguments]
+            gen_opapi["exec"] = ", ".join([self.aclnn_name, *arguments, *(o.name for o in self.fresh_outputs)])
+        else:
+            gen_opapi["exec"] = self.aclnn_name
+        entry["gen_opapi"] = gen_opapi
+        return entry
 
     # -- Python: Meta / fake registration and MRE --------------------------------------------------
     @property
@@ -236,6 +403,11 @@ class ProjectModel:
         return tuple(a.name for a in self.signature.mutated_arguments)
 
     @property
+    def mutated_variables(self) -> tuple[str, ...]:
+        """The mutated arguments as the MRE's Python variables."""
+        return tuple(naming.python_identifier(n) for n in self.mutated_names)
+
+    @property
     def returns_kind(self) -> str:
         """none (``-> ()``), tensor (one), or tuple: the structure the Meta function must return."""
         n = len(self.signature.returns)
@@ -243,17 +415,29 @@ class ProjectModel:
 
     @property
     def return_annotation(self) -> str:
-        return {"none": "None", "tensor": "torch.Tensor"}.get(
-            self.returns_kind, "tuple[" + ", ".join("torch.Tensor" for _ in self.signature.returns) + "]"
-        )
+        def one(r) -> str:
+            return "list[torch.Tensor]" if r.type.is_list else "torch.Tensor"
+
+        if self.returns_kind == "none":
+            return "None"
+        if self.returns_kind == "tensor":
+            return one(self.signature.returns[0])
+        return "tuple[" + ", ".join(one(r) for r in self.signature.returns) + "]"
 
     @property
     def dummy_args(self) -> tuple[DummyArg, ...]:
-        """The sample call ``opkit verify`` also runs (``opkit.samples``), with the spec's first dtype."""
-        torch_dtype, fill = _TORCH_DTYPES[msopgen.DTYPES[self.spec.dtypes[0]]]
-        return tuple(
-            DummyArg(s.name, s.kind, s.kwarg_only, value=s.value, torch_dtype=torch_dtype, fill=fill) for s in sample_call(self.signature)
-        )
+        """The sample call ``opkit verify`` also runs (``opkit.samples``), with the first dtype of each tensor."""
+        from opkit.signature import DType
+
+        columns = {d.name: d.types[0] for d in self.prototype.inputs}
+        args = []
+        for s in sample_call(self.signature):
+            torch_dtype, fill = _TORCH_DTYPES.get(msopgen.DTYPES.get(columns.get(s.name, self.spec.dtypes[0]), ""), _FALLBACK_TORCH_DTYPE)
+            if s.kind == "dtype":  # a ScalarType argument: the op's first dtype, as a torch dtype literal
+                args.append(DummyArg(s.name, "value", s.kwarg_only, value=DType(torch_dtype)))
+            else:
+                args.append(DummyArg(s.name, s.kind, s.kwarg_only, value=s.value, torch_dtype=torch_dtype, fill=fill))
+        return tuple(args)
 
     @property
     def tensor_dummy_args(self) -> tuple[DummyArg, ...]:
@@ -271,3 +455,14 @@ class ProjectModel:
     def uses_optional(self) -> bool:
         """Whether an annotation needs ``typing.Optional``."""
         return any(p.annotation.startswith("Optional[") for p in self.parameters)
+
+
+def _python_default(arg: Argument) -> Any:
+    """The default as Python source reads it (``None``, ``1``, ``torch.int64``): what torch passes when omitted."""
+    if arg.default is None:
+        return _NO_DEFAULT
+    if arg.is_tensor:
+        return None  # Tensor? x=None
+    if arg.type.msopgen_attr_type is not None:
+        msopgen.attr_default(arg)  # the same checks the JSON's default went through
+    return arg.default_value

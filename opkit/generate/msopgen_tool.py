@@ -42,8 +42,8 @@ def find_msopgen(mode: str) -> str | None:
     return str(path.absolute())
 
 
-def msopgen_command(executable: str, prototype_json: Path, soc: str, out_dir: Path) -> list[str]:
-    """``msopgen gen -i OP.json -c ai_core-<soc> -f pytorch -lan cpp -out DIR``: -lan defaults to py (TBE)."""
+def msopgen_command(executable: str, prototype_json: Path, soc: str | tuple[str, ...], out_dir: Path) -> list[str]:
+    """``msopgen gen -i OP.json -c ai_core-<soc>[,ai_core-<soc>...] -f pytorch -lan cpp -out DIR``: -lan defaults to py (TBE)."""
     return [executable, "gen", "-i", str(prototype_json), "-c", msopgen.compute_unit(soc), "-f", "pytorch", "-lan", "cpp", "-out", str(out_dir)]
 
 
@@ -53,7 +53,7 @@ class MsOpGenRun:
     output: str
 
 
-def run_msopgen(executable: str, prototype_json: Path, soc: str, out_dir: Path) -> MsOpGenRun:
+def run_msopgen(executable: str, prototype_json: Path, soc: str | tuple[str, ...], out_dir: Path) -> MsOpGenRun:
     command = msopgen_command(executable, prototype_json, soc, out_dir)
     try:
         # stdin closed: msOpGen prompts on multi-op files; this JSON holds one op, so a prompt is a failure.

@@ -21,7 +21,7 @@ from pathlib import Path
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import OpSpec
+from opkit.generate.spec import OpSpec, format_dtypes
 from opkit.generate.update import Update, record_generation, update_tree
 
 
@@ -47,11 +47,13 @@ def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
         "schema": spec.schema,
         "style": spec.style,
         "namespace": spec.namespace,
-        "dtypes": ",".join(spec.dtypes),
+        "dtypes": format_dtypes(spec.dtypes, spec.descriptor_dtypes),
         "formats": ",".join(spec.formats),
         "soc": ",".join(spec.soc),
         "out_like": spec.out_like,
         "vendor": spec.vendor,
+        "op_type": spec.op_type,
+        "outputs": ";".join(map(str, spec.outputs)),
     }
 
 
@@ -95,7 +97,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         if executable is not None:
             ascend_c = rendered / model.op_type
             shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
-            run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc[0], ascend_c)
+            run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc, ascend_c)
             set_vendor_name(ascend_c, spec.vendor)
         files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
         record_generation(rendered)

@@ -30,13 +30,19 @@ def load_schema(kind: str) -> dict:
         return json.load(f)
 
 
+@functools.lru_cache(maxsize=None)
+def _validator(kind: str):
+    import jsonschema
+
+    return jsonschema.validators.validator_for(load_schema(kind))(load_schema(kind))
+
+
 def validate_document(document: object, kind: str) -> None:
     """Raise SchemaViolation when ``document`` breaks the ``kind`` schema."""
     import jsonschema
 
-    validator_cls = jsonschema.validators.validator_for(load_schema(kind))
     # best_match looks inside oneOf/anyOf, so the message names the deepest failing path.
-    error = jsonschema.exceptions.best_match(validator_cls(load_schema(kind)).iter_errors(document))
+    error = jsonschema.exceptions.best_match(_validator(kind).iter_errors(document))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise SchemaViolation(f"{where}: {error.message}")

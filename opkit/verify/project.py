@@ -39,7 +39,7 @@ class Project:
     root: Path
     name: str
     namespace: str
-    style: str  # "op-plugin" or "custom-op"
+    style: str  # "op-plugin", "custom-op" or "library"
     signature: OpSignature  # from the yaml entry when there is one: what torch_npu would register
     schema_source: str
     meta_file: Path
@@ -48,6 +48,16 @@ class Project:
     @property
     def qualname(self) -> str:
         return f"{self.namespace}::{self.name}"
+
+    @property
+    def overload_qualname(self) -> str:
+        """``ns::name.overload`` (``ns::name`` for the default overload): what kernels register on."""
+        overload = self.signature.overload
+        return f"{self.qualname}.{overload}" if overload else self.qualname
+
+    def overload(self, packet):
+        """The project's overload of ``packet`` (``torch.ops.npu.npu_max.dim``, else ``.default``)."""
+        return getattr(packet, self.signature.overload or "default")
 
 
 def load_project(root: str | Path) -> Project:
@@ -64,7 +74,7 @@ def load_project(root: str | Path) -> Project:
     func, source = _yaml_func(root / YAML_FILE, name)
     text = func or spec.schema
     try:
-        signature = parse_schema(text, Dialect.OP_PLUGIN)
+        signature = parse_schema(text, spec.dialect)
     except SchemaError:
         try:
             signature = parse_schema(text, Dialect.TORCH_LIBRARY)
@@ -245,7 +255,7 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
             note = None if on_npu else emulate_npu_device()
             if note:
                 notes.append(note)
-        elif not defined:
+        elif project.style == "op-plugin" and not defined:  # the library style's Meta file defines the op itself
             lib = torch.library.Library(project.namespace, "FRAGMENT")
             regs.libraries.append(lib)
             lib.define(str(project.signature).split("::", 1)[-1])
@@ -299,10 +309,10 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
                         ),
                         notes,
                     )
-                torch.library.register_kernel(project.qualname, "cpu", reference, lib=lib)
+                torch.library.register_kernel(project.overload_qualname, "cpu", reference, lib=lib)
                 notes.append(f"CPU kernel: {REFERENCE_FILE}:{project.name}")
             else:
-                torch.library.register_kernel(project.qualname, "cpu", _derived_kernel(packet.default), lib=lib)
+                torch.library.register_kernel(project.overload_qualname, "cpu", _derived_kernel(project.overload(packet)), lib=lib)
                 real_kernel = False
                 notes.append(f"CPU kernel: a stand-in derived from the Meta function (add {REFERENCE_FILE} to check numerics)")
         yield packet, notes, real_kernel
@@ -337,7 +347,7 @@ def verify_project(
             args, kwargs = example or sample_arguments(project.signature, device=chosen.device)
             with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True)
             return check_graph_entry(
-                packet.default,
+                project.overload(packet),
                 args,
                 kwargs,
                 backend=backend,

@@ -35,12 +35,12 @@ def test_auto_finds_msopgen_on_path(tmp_path, monkeypatch, run_opkit):
     log = tmp_path / "argv.json"
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_MSOPGEN_LOG", str(log))
-    code, output = run_opkit("new", "my_op", "--soc", "ascend910b2", "-o", str(tmp_path / "p"), "--no-verify")
+    code, output = run_opkit("new", "my_op", "--soc", "ascend910b2,ascend950pr", "-o", str(tmp_path / "p"), "--no-verify")
     assert code == 0, output
     project = tmp_path / "p"
     argv = json.loads(log.read_text())
     assert argv[0] == "gen"
-    assert argv[argv.index("-c") + 1] == "ai_core-ascend910b2"
+    assert argv[argv.index("-c") + 1] == "ai_core-ascend910b2,ai_core-ascend950pr"  # every SoC, one -c
     assert argv[argv.index("-f") + 1] == "pytorch"
     assert argv[argv.index("-lan") + 1] == "cpp"
     assert argv[argv.index("-i") + 1].endswith(os.path.join("msopgen", "my_op.json"))

@@ -36,7 +36,7 @@ SIGNATURES = [
 
 _TENSOR_RE = re.compile(
     r'this->(?P<kind>Input|Output)\("(?P<name>\w+)"\)\s*\.ParamType\((?P<param>\w+)\)\s*'
-    r"\.DataType\(\{(?P<types>[^}]*)\}\)\s*\.Format\(\{(?P<formats>[^}]*)\}\)\s*\.UnknownShapeFormat\(\{(?P<unknown>[^}]*)\}\);"
+    r"\.DataType\(\{(?P<types>[^}]*)\}\)\s*\.Format\(\{(?P<formats>[^}]*)\}\)\s*\.UnknownShapeFormat\(\{(?P<unknown>[^}]*)\}\)(?:\s*\.Scalar\(\))?;"
 )
 _ATTR_RE = re.compile(r'this->Attr\("(?P<name>\w+)"\)(?P<optional>\.AttrType\(OPTIONAL\))?\.(?P<method>\w+)\((?P<default>.*)\);')
 
@@ -56,8 +56,8 @@ def _opdef(cpp: str) -> dict:
 
 
 def _cpp_default(text: str) -> str:
-    """A C++ literal in msOpGen's default_value spelling: {1, 1} → {1,1}, "none" → none."""
-    return text.replace(" ", "").replace('"', "")
+    """A C++ literal in msOpGen's default_value spelling: {1, 1} → {1,1}, "none" → none, ge::DT_FLOAT → DT_FLOAT."""
+    return text.replace(" ", "").replace('"', "").removeprefix("ge::")
 
 
 def _declared_by_json(document: list) -> dict:

@@ -10,7 +10,7 @@ import pytest
 
 GOOD = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"
 RETURNS_INPUT = "my_op_(Tensor(a!) self) -> Tensor(a!)"
-WARN_ONLY = "my_op(Tensor x, Scalar alpha) -> Tensor"  # S203 warning only
+WARN_ONLY = "my_op(Tensor x, Device? device=None) -> Tensor"  # S203 warning only
 
 
 def test_clean_schema_exits_zero(run_opkit):

@@ -108,7 +108,7 @@ def test_msopgen_snake_matches_documented_examples(camel, snake):
 
 @pytest.mark.parametrize(
     "name, camel, round_trips",
-    [("npu_conv2d", "NpuConv2d", True), ("conv2d_v2", "Conv2dV2", True), ("rms_norm_2d", "RmsNorm2d", False), ("my_inplace", "MyInplace", True)],
+    [("npu_conv2d", "Conv2d", True), ("npu_add_rms_norm", "AddRmsNorm", True), ("conv2d_v2", "Conv2dV2", True), ("rms_norm_2d", "RmsNorm2d", False), ("my_inplace", "MyInplace", True)],
 )
 def test_upper_camel_and_round_trip(name, camel, round_trips):
     sig = parse_schema(f"{name}(Tensor x) -> Tensor")
@@ -147,3 +147,47 @@ def test_default_value_of_an_enum_name_is_not_a_literal():
     (argument,) = parse_schema("f(MemoryFormat? m=contiguous_format) -> ()", Dialect.TORCH_LIBRARY).arguments
     with pytest.raises(ValueError, match="not a literal"):
         argument.default_value
+
+
+def test_msopgen_facts_follow_its_transform_table():
+    from opkit import msopgen
+
+    assert "NCL" not in msopgen.FORMATS and "FRACTAL_NZ" in msopgen.FORMATS
+    assert {"complex32", "int2", "uint1", "string"} <= set(msopgen.DTYPES)
+    assert {"type", "list_string", "list_type", "tensor", "list_tensor"} <= set(msopgen.ATTR_METHODS)
+    assert [msopgen.soc_family(s) for s in ("ascend950pr", "ascend310p3vir01", "ascend910b", "ascend910_9391", "ascend999x", "gpu")] == [
+        "ascend950", "ascend310p", "ascend910", "ascend910_93", "ascend999x", None]  # fmt: skip
+    assert msopgen.compute_unit(("ascend910b1", "ascend910_9391")) == "ai_core-ascend910b1,ai_core-ascend910_9391"
+
+
+@pytest.mark.parametrize(
+    "argument, attr_type, default",
+    [
+        ("int? k=None", "int", "0"),
+        ("int[]? k=None", "list_int", "{}"),
+        ("int[2] k=[1,1]", "list_int", "{1,1}"),
+        ("ScalarType? k=None", "type", "DT_UNDEFINED"),
+        ("ScalarType k=long", "type", "DT_INT64"),
+        ("int k=Mean", "int", "1"),
+        ("str? k=None", "string", ""),
+        ("SymInt k=4", "int", "4"),
+    ],
+)
+def test_attr_types_and_defaults(argument, attr_type, default):
+    from opkit import msopgen
+
+    sig = parse_schema(f"my_op(Tensor x, {argument}) -> Tensor")
+    (attr,) = msopgen.prototype_from_signature(sig).attrs
+    assert (attr.type, attr.param_type, attr.default_value) == (attr_type, "optional", default)
+
+
+@pytest.mark.parametrize("argument", ['int i="abc"', 'bool b="x"', "float f='a'", "int[] k=[1.5]"])
+def test_attr_defaults_are_checked_against_the_attr_type(argument):
+    from opkit import msopgen
+
+    try:
+        sig = parse_schema(f"my_op(Tensor x, {argument}) -> Tensor")
+    except SchemaError:
+        return  # torch's own parser already refuses it
+    with pytest.raises(msopgen.UnsupportedSignature, match="is not a"):
+        msopgen.prototype_from_signature(sig)

@@ -11,11 +11,11 @@
     # {{ op.mutated_names | join(", ") }} {{ "is" if op.mutated_names | length == 1 else "are" }} written in place: nothing to allocate, and the schema returns nothing.
     return None
 {%- elif op.returns_kind == "tensor" %}
-    # Output size and dtype follow {{ op.spec.out_like }} (--out-like); change this if the op reshapes.
-    return torch.empty_like({{ op.fresh_outputs[0].like }})
+    # Output size and dtype: {{ op.fresh_outputs[0].name }} like {{ op.fresh_outputs[0].like }}{% if op.fresh_outputs[0].dtype %}, dtype {{ op.fresh_outputs[0].dtype }}{% endif %} (--output / --out-like); change this if the op reshapes.
+    return {{ op.fresh_outputs[0].meta_expression }}
 {%- else %}
-    # Output sizes and dtypes follow {{ op.spec.out_like }} (--out-like); change this if the op reshapes.
-    return ({% for o in op.fresh_outputs %}torch.empty_like({{ o.like }}){% if not loop.last %}, {% endif %}{% endfor %})
+    # Output sizes and dtypes follow each output's rule (--output NAME=like:ARG,dtype:DTYPE; default --out-like {{ op.spec.out_like }}).
+    return ({% for o in op.fresh_outputs %}{{ o.meta_expression }}{% if not loop.last %}, {% endif %}{% endfor %})
 {%- endif %}
 {%- endmacro -%}
 {%- if op.style == "op-plugin" -%}
@@ -34,6 +34,32 @@ m = Library("{{ op.namespace }}", "IMPL", "Meta")
 
 
 @impl(m, "{{ op.signature.full_name }}")
+def {{ op.meta_function_name }}({{ params(false) }}):
+{{- fake_body() }}
+{% elif op.style == "library" -%}
+"""torch.ops.{{ op.namespace }}.{{ op.signature.full_name }} through torch.library.Library (the Python twin of TORCH_LIBRARY).
+
+The schema is defined as written, in torch.library's dialect (named returns, Tensor!, list defaults):
+
+    {{ op.signature.text }}
+"""
+
+import torch
+from torch.library import Library, impl
+
+lib = Library("{{ op.namespace }}", "FRAGMENT")
+lib.define({{ op.library_definition | py_literal }})
+
+meta = Library("{{ op.namespace }}", "IMPL", "Meta")
+
+
+@impl(lib, "{{ op.signature.full_name }}", "PrivateUse1")
+def {{ op.kernel_function_name }}({{ params(false) }}):
+    # <user implementation>: launch {{ op.aclnn_name }} from the {{ op.op_type }} package built from {{ op.op_type }}/.
+    raise NotImplementedError("{{ op.signature.full_name }}: call the {{ op.aclnn_name }} kernel here")
+
+
+@impl(meta, "{{ op.signature.full_name }}")
 def {{ op.meta_function_name }}({{ params(false) }}):
 {{- fake_body() }}
 {% else -%}

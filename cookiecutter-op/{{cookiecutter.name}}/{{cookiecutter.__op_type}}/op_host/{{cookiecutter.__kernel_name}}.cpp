@@ -4,7 +4,8 @@
             .ParamType({{ t.param_type }})
             .DataType({ {{- t.data_types | join(", ") -}} })
             .Format({ {{- t.formats | join(", ") -}} })
-            .UnknownShapeFormat({ {{- t.formats | join(", ") -}} });
+            .UnknownShapeFormat({ {{- t.formats | join(", ") -}} }){% if t.scalar %}
+            .Scalar(){% endif %};
 {%- endmacro -%}
 
 #include "../op_kernel/{{ op.kernel_name }}_tiling.h"
@@ -13,9 +14,13 @@
 namespace optiling {
 static ge::graphStatus TilingFunc(gert::TilingContext* context)
 {
-    // TODO: the op's tiling. This default, msOpGen's, splits nothing: size = element count of input 0.
+    // TODO: the op's tiling. This default, msOpGen's, splits nothing: size = element count of input {{ op.tiling_input }}.
     {{ op.op_type }}TilingData* tiling = context->GetTilingData<{{ op.op_type }}TilingData>();
-    tiling->size = static_cast<uint32_t>(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
+{%- if op.has_inputs %}
+    tiling->size = static_cast<uint32_t>({{ op.input_shape(op.tiling_input) }}->GetOriginShape().GetShapeSize());
+{%- else %}
+    tiling->size = 0;
+{%- endif %}
     context->SetBlockDim(8);
     size_t* currentWorkspace = context->GetWorkspaceSizes(1);
     currentWorkspace[0] = 0;
@@ -26,18 +31,23 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
 namespace ge {
 static ge::graphStatus InferShape(gert::InferShapeContext* context)
 {
-    // Default: output 0 has input 0's shape. TorchAir derives both functions when inputs and outputs
-    // map one to one onto the PyTorch op, so this may also be deleted.
-    const gert::Shape* x0_shape = context->GetInputShape(0);
-    gert::Shape* y0_shape = context->GetOutputShape(0);
-    *y0_shape = *x0_shape;
+    // Every output: the shape of the input its rule names (--output NAME=like:ARG, default --out-like).
+    // TorchAir derives both functions when inputs and outputs map one to one onto the PyTorch op.
+{%- for o in op.infer_rules %}
+    *context->GetOutputShape({{ o.index }}) = *{{ op.input_shape(o.like_index) }};  // {{ o.name }} like {{ o.like }}{% if o.is_list %} (DYNAMIC: instance 0 shown){% endif %}
+{%- endfor %}
     return GRAPH_SUCCESS;
 }
 
 static ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
 {
-    const auto inputDataType = context->GetInputDataType(0);
-    context->SetOutputDataType(0, inputDataType);
+{%- for o in op.infer_rules %}
+{%- if o.dtype %}
+    context->SetOutputDataType({{ o.index }}, {{ o.ge_dtype }});  // {{ o.name }}: dtype {{ o.dtype }}
+{%- else %}
+    context->SetOutputDataType({{ o.index }}, {{ op.input_dtype(o.like_index) }});  // {{ o.name }} like {{ o.like }}
+{%- endif %}
+{%- endfor %}
     return ge::GRAPH_SUCCESS;
 }
 } // namespace ge

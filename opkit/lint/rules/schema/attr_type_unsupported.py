@@ -9,21 +9,22 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, Scalar alpha) -> Tensor")
+@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, Device? device=None) -> Tensor")
 def attr_type_unsupported(site: SchemaSite) -> Iterator[Violation]:
     """An argument type has no faithful msOpGen equivalent; new ops only.
 
-    msOpGen attrs are int, float, bool, string and their lists; inputs are Tensor (required),
-    Tensor? (optional) and Tensor[] (dynamic). ``Scalar``, ``ScalarType``, ``Generator``, ``Layout``,
-    ``Device``, ``str?``, ``Tensor?[]`` ... cannot be declared in the prototype JSON, and TorchAir's
+    msOpGen attrs are int, float, bool, string, type and their lists (``int?`` an optional attr,
+    ``ScalarType`` a ``type`` attr); inputs are Tensor (required), Tensor? (optional), Tensor[] and
+    Tensor[]? (dynamic) and Scalar (an input marked ``.Scalar()``). ``Generator``, ``Layout``,
+    ``Device``, ``Dimname``, ``Tensor?[]`` ... cannot be declared in the prototype JSON, and TorchAir's
     automatic converter cannot map them: the op needs a hand-written converter or a different type.
     """
     sig = site.signature
     if sig is None or not site.is_custom:
         return
     for a in sig.arguments:
-        if a.is_tensor:
-            if a.type.elem_optional or (a.type.is_list and a.type.optional):
+        if a.type.is_input:
+            if a.type.elem_optional:
                 yield Violation(f"'{a.name}: {a.type}' has no msOpGen input kind (required, optional, dynamic)", column=a.column or None)
         elif a.type.msopgen_attr_type is None:
-            yield Violation(f"'{a.name}: {a.type}' has no msOpGen attr type", column=a.column or None, hint="use int, float, bool, str or a list of int/float/bool")
+            yield Violation(f"'{a.name}: {a.type}' has no msOpGen attr type", column=a.column or None, hint="use int, float, bool, str, ScalarType, Scalar or a list of int/float/bool")
