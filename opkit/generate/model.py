@@ -283,20 +283,24 @@ class ProjectModel:
     def tiling_parameter(self) -> str:
         return self.prototype.trailing_parameters[1]
 
+    def _accessor(self, index: int) -> str:
+        """How host code reaches IR input ``index``: ``GetInput…(i)`` counts instances, so after an optional or
+        dynamic input the IR-index accessors (``GetRequiredInput…``, ``GetOptionalInput…``, ``GetDynamicInput…``)."""
+        desc = self.prototype.inputs[index]
+        if desc.param_type == "dynamic":
+            return "Dynamic"
+        if desc.param_type == "optional":
+            return "Optional"
+        return "Required" if any(d.param_type != "required" for d in self.prototype.inputs[:index]) else ""
+
     def input_shape(self, index: int) -> str:
         """The host-side expression for input ``index``'s shape (a DYNAMIC input: its first instance)."""
-        desc = self.prototype.inputs[index]
-        if desc.param_type == "dynamic":
-            return f"context->GetDynamicInputShape({index}, 0)"
-        if desc.param_type == "optional":
-            return f"context->GetOptionalInputShape({index})"
-        return f"context->GetInputShape({index})"
+        kind = self._accessor(index)
+        return f"context->Get{kind}InputShape({index}{', 0' if kind == 'Dynamic' else ''})"
 
     def input_dtype(self, index: int) -> str:
-        desc = self.prototype.inputs[index]
-        if desc.param_type == "dynamic":
-            return f"context->GetDynamicInputDataType({index}, 0)"
-        return f"context->GetInputDataType({index})"
+        kind = self._accessor(index)
+        return f"context->Get{kind}InputDataType({index}{', 0' if kind == 'Dynamic' else ''})"
 
     @property
     def tiling_input(self) -> int:
