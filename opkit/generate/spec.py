@@ -338,10 +338,12 @@ def corrected_schema(sig: OpSignature) -> str | None:
     arguments = []
     for a in sig.arguments:
         if a.type.base == "Dimname":
-            arguments.append(dc_replace(a, type=ArgType("int", a.type.optional, a.type.is_list, a.type.size), default=None if a.default is None else a.default))
+            arguments.append(dc_replace(a, type=ArgType("int", a.type.optional, a.type.is_list, a.type.size)))
             changed = True
         elif a.type.refusal:
             changed = True
+        elif a.alias is not None and not a.alias.is_write:
+            arguments.append(dc_replace(a, alias=None))  # a view's source: nothing aliases it once the return is fresh
         else:
             arguments.append(a)
     # A view (``-> Tensor(a)``) becomes a fresh tensor; a returned mutated input (``-> Tensor(a!)``) goes.
