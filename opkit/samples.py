@@ -56,6 +56,9 @@ def sample_call(signature: OpSignature) -> tuple[SampleArg, ...]:
     )
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _non_default(arg: Argument) -> SampleArg | None:
     """A value for a defaulted argument that differs from its default (PyTorch drops a trailing argument
     equal to its default before calling a Meta function, so passing the default proves nothing)."""
@@ -68,8 +71,10 @@ def _non_default(arg: Argument) -> SampleArg | None:
         return _sample(arg) if t.is_tensor or t.base in _SCALAR_SAMPLES else None
     if isinstance(default, bool):
         return SampleArg(arg.name, "value", arg.kwarg_only, not default)
-    if isinstance(default, (int, float)):
-        return SampleArg(arg.name, "value", arg.kwarg_only, default + (1 if isinstance(default, int) else 0.5))
+    if isinstance(default, int):  # int64's largest value (a common "no limit" default) has no successor
+        return SampleArg(arg.name, "value", arg.kwarg_only, default + 1 if default < _INT64_MAX else default - 1)
+    if isinstance(default, float):
+        return SampleArg(arg.name, "value", arg.kwarg_only, default + 0.5)
     if isinstance(default, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in default):
         return SampleArg(arg.name, "value", arg.kwarg_only, [v + 1 for v in default])
     return None
