@@ -80,6 +80,13 @@ def _non_default(arg: Argument) -> SampleArg | None:
     return None
 
 
+def _default_or_none(arg: Argument) -> Any:
+    try:
+        return arg.default_value
+    except ValueError:  # an enum-like name torch resolves itself
+        return None
+
+
 def sample_call_passing_defaults(signature: OpSignature) -> tuple[SampleArg, ...] | None:
     """The sample call with every defaulted argument passed a non-default value, where opkit can invent
     one; None when the signature has no such argument (the plain sample call already covers it).
@@ -95,7 +102,9 @@ def sample_call_passing_defaults(signature: OpSignature) -> tuple[SampleArg, ...
             continue
         value = _non_default(a)
         if value is None:
-            passed.append(SampleArg(a.name, "value", a.kwarg_only, a.default_value) if not signature.is_omittable(a) else None)
+            # a positional argument keeps its place (its default), or later ones would shift into it
+            keep = not signature.is_omittable(a) or not a.kwarg_only
+            passed.append(SampleArg(a.name, "value", a.kwarg_only, _default_or_none(a)) if keep else None)
             continue
         passed.append(value)
         changed = True
