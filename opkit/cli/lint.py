@@ -125,6 +125,8 @@ def rule_command(code: str) -> None:
         click.echo(_plain(r.explanation) + "\n")
     click.echo("Example that fires it:\n")
     click.echo("\n".join("    " + line for line in r.example.splitlines()))
+    click.echo("\nUse instead:\n")
+    click.echo("\n".join("    " + line for line in r.fixed.splitlines()))
 
 
 def _plain(text: str) -> str:

@@ -33,6 +33,7 @@ class Rule:
     summary: str
     explanation: str
     example: str
+    fixed: str
     check: Callable[..., Iterable[Violation]]
     new_ops_only: bool = False  # a schema rule for new ops only: the engine skips other sites in bulk
 
@@ -40,11 +41,40 @@ class Rule:
         yield from self.check(subject)
 
 
+# The file an example is written as, by the rule's scope; a ``project`` example names its files.
+EXAMPLE_FILES = {"yaml": "op_plugin_functions.yaml", "python": "meta.py", "msopgen": "my_op.json"}
+
+
+def example_inputs(scope: str, example: str) -> tuple[dict[str, str], list[str]]:
+    """(files by name, --schema strings) that an example (or its fixed twin) stands for.
+
+    A ``schema`` example is one signature. Other examples are the text of one file of the scope's
+    kind, or several: ``# file: NAME`` starts a file, and a ``# schema: SIGNATURE`` line before the
+    first file is a ``--schema`` string."""
+    if scope == "schema":
+        return {}, [example]
+    files: dict[str, list[str]] = {}
+    schemas: list[str] = []
+    current = EXAMPLE_FILES.get(scope)
+    for line in example.splitlines():
+        if line.startswith("# file: "):
+            current = line.removeprefix("# file: ").strip()
+            files[current] = []
+        elif line.startswith("# schema: ") and not files:
+            schemas.append(line.removeprefix("# schema: ").strip())
+        elif current is None:
+            raise ValueError(f"a {scope} example names its files with '# file: NAME': {line!r}")
+        else:
+            files.setdefault(current, []).append(line)
+    return {name: "\n".join(lines) + "\n" for name, lines in files.items()}, schemas
+
+
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, *, severity: Severity, scope: str, example: str, new_ops_only: bool = False) -> Callable:
-    """Register the decorated generator as rule ``code``; ``example`` shows input that fires it.
+def rule(code: str, name: str, *, severity: Severity, scope: str, example: str, fixed: str, new_ops_only: bool = False) -> Callable:
+    """Register the decorated generator as rule ``code``; ``example`` shows input that fires it, ``fixed``
+    the same input corrected (see ``example_inputs`` for how both are written).
 
     ``new_ops_only`` (schema rules): the rule concerns new ops (``custom:``, ``--schema``, custom_ops)
     and is never called for ATen overloads (``official:`` ...), of which a real file has a thousand."""
@@ -56,7 +86,7 @@ def rule(code: str, name: str, *, severity: Severity, scope: str, example: str, 
             raise ValueError(f"rule code {code} registered twice")
         doc = inspect.cleandoc(fn.__doc__ or "")
         summary, _, explanation = doc.partition("\n")
-        RULES[code] = Rule(code, name, severity, scope, summary.strip(), explanation.strip(), inspect.cleandoc(example), fn, new_ops_only)
+        RULES[code] = Rule(code, name, severity, scope, summary.strip(), explanation.strip(), inspect.cleandoc(example), inspect.cleandoc(fixed), fn, new_ops_only)
         return fn
 
     return register

@@ -152,7 +152,7 @@ def test_a_crashing_rule_becomes_an_internal_error_finding(tmp_path):
         raise ValueError("boom")
         yield  # pragma: no cover
 
-    RULES["S999"] = Rule("S999", "crash-for-test", Severity.ERROR, "schema", "test", "", "x", crash)
+    RULES["S999"] = Rule("S999", "crash-for-test", Severity.ERROR, "schema", "test", "", "x", "y", crash)
     try:
         result = lint(schemas=["my_op_(Tensor(a!) self) -> Tensor(a!)"])
     finally:

@@ -11,7 +11,36 @@ from opkit.lint.rules.msopgen.common import located, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J013", "attr-default-invalid", severity=Severity.ERROR, scope="msopgen", example='"attr": [{"name": "mode", "type": "string", "param_type": "optional", "default_value": "\\"mean\\""}]')
+@rule("J013", "attr-default-invalid", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "mode", "param_type": "optional", "type": "string", "default_value": "\\"mean\\""}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "mode", "param_type": "optional", "type": "string", "default_value": "mean"}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def attr_default_invalid(file: MsOpGenFile) -> Iterator[Violation]:
     """An attr's ``default_value`` cannot become valid C++: msOpGen rejects it or writes code that does not compile.
 

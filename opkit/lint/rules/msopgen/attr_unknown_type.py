@@ -11,7 +11,36 @@ from opkit.lint.rules.msopgen.common import INI_ATTR_TYPES, located, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J012", "attr-unknown-type", severity=Severity.ERROR, scope="msopgen", example='"attr": [{"name": "k", "param_type": "required", "type": "listInt"}]')
+@rule("J012", "attr-unknown-type", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "required", "type": "listInt"}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "required", "type": "list_int"}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def attr_unknown_type(file: MsOpGenFile) -> Iterator[Violation]:
     """An attr's ``type`` is missing or not an msOpGen attr type; msOpGen silently drops the attr.
 

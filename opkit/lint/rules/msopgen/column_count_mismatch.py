@@ -11,7 +11,32 @@ from opkit.lint.rules.msopgen.common import column_count, kept_descriptors, wher
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J010", "column-count-mismatch", severity=Severity.ERROR, scope="msopgen", example='inputs x: 2 dtype columns, y: 3 dtype columns')
+@rule("J010", "column-count-mismatch", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]},\n'
+        '    {"name": "w", "param_type": "required", "type": ["fp16", "float", "bf16"], "format": ["ND", "ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]},\n'
+        '    {"name": "w", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def column_count_mismatch(file: MsOpGenFile) -> Iterator[Violation]:
     """Descriptors of one op expand to different numbers of dtype/format columns.
 

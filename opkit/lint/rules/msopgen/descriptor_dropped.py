@@ -10,7 +10,30 @@ from opkit.lint.rules.msopgen.common import where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J005", "descriptor-dropped", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "param_type": "required", "type": ["fp16"]}')
+@rule("J005", "descriptor-dropped", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def descriptor_dropped(file: MsOpGenFile) -> Iterator[Violation]:
     """An input or output has no ``type`` or no ``format``; msOpGen silently drops it.
 

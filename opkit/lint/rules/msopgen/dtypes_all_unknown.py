@@ -10,7 +10,30 @@ from opkit.lint.rules.msopgen.common import kept_descriptors, located, unknown_d
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J006", "dtypes-all-unknown", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "type": ["FP16", "float64"], "format": ["ND", "ND"]}')
+@rule("J006", "dtypes-all-unknown", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["FP16", "float64"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def dtypes_all_unknown(file: MsOpGenFile) -> Iterator[Violation]:
     """No dtype of a descriptor is one msOpGen knows; msOpGen stops with an error.
 

@@ -10,7 +10,30 @@ from opkit.lint.rules.msopgen.common import kept_descriptors, unknown_dtypes, wh
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J007", "dtypes-some-unknown", severity=Severity.WARNING, scope="msopgen", example='{"name": "x", "type": ["fp16", "FP32"], "format": ["ND", "ND"]}')
+@rule("J007", "dtypes-some-unknown", severity=Severity.WARNING, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "FP32"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float"], "format": ["ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def dtypes_some_unknown(file: MsOpGenFile) -> Iterator[Violation]:
     """Some dtypes of a descriptor are unknown; msOpGen drops them.
 

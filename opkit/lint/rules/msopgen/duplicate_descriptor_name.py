@@ -10,7 +10,32 @@ from opkit.lint.rules.msopgen.common import where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J011", "duplicate-descriptor-name", severity=Severity.WARNING, scope="msopgen", example='"input_desc": [{"name": "x", ...}, {"name": "x", ...}]')
+@rule("J011", "duplicate-descriptor-name", severity=Severity.WARNING, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "w", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def duplicate_descriptor_name(file: MsOpGenFile) -> Iterator[Violation]:
     """Two inputs (or two outputs) share a name; msOpGen keeps the last one.
 

@@ -11,7 +11,30 @@ from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 from opkit.naming import IDENTIFIER_RE
 
 
-@rule("J003", "invalid-name", severity=Severity.ERROR, scope="msopgen", example='{"op": "MyOp", "input_desc": [{"name": "1x", ...}]}')
+@rule("J003", "invalid-name", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "1x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def invalid_name(file: MsOpGenFile) -> Iterator[Violation]:
     """An op, input, output or attr name is missing or not a C identifier (``^[A-Za-z_][A-Za-z0-9_]*$``).
 

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
-@rule("J001", "op-missing", severity=Severity.ERROR, scope="msopgen", example='[{"input_desc": [], "output_desc": []}]')
+@rule("J001", "op-missing", severity=Severity.ERROR, scope="msopgen",
+    example='[{"input_desc": [], "output_desc": []}]',
+    fixed='[{"op": "MyOp", "input_desc": [], "output_desc": []}]',
+)
 def op_missing(file: MsOpGenFile) -> Iterator[Violation]:
     """An op object has no ``op`` name (or it is not a non-empty string).
 

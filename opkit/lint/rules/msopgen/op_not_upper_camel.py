@@ -11,7 +11,30 @@ from opkit.lint.sources.msopgen_json import MsOpGenFile
 from opkit.naming import IDENTIFIER_RE, upper_camel
 
 
-@rule("J002", "op-not-upper-camel", severity=Severity.WARNING, scope="msopgen", example='[{"op": "my_op", ...}]')
+@rule("J002", "op-not-upper-camel", severity=Severity.WARNING, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "my_op",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def op_not_upper_camel(file: MsOpGenFile) -> Iterator[Violation]:
     """The ``op`` name is not UpperCamelCase.
 

@@ -10,7 +10,36 @@ from opkit.lint.rules.msopgen.common import where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J014", "optional-attr-without-default", severity=Severity.WARNING, scope="msopgen", example='"attr": [{"name": "k", "type": "int", "param_type": "optional"}]')
+@rule("J014", "optional-attr-without-default", severity=Severity.WARNING, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "optional", "type": "int"}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "optional", "type": "int", "default_value": "1"}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def optional_attr_without_default(file: MsOpGenFile) -> Iterator[Violation]:
     """An optional attr has no ``default_value``.
 

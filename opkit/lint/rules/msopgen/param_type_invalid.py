@@ -11,7 +11,30 @@ from opkit.lint.rules.msopgen.common import located, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
-@rule("J004", "param-type-invalid", severity=Severity.WARNING, scope="msopgen", example='{"name": "x", "param_type": "req", ...}')
+@rule("J004", "param-type-invalid", severity=Severity.WARNING, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "req", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def param_type_invalid(file: MsOpGenFile) -> Iterator[Violation]:
     """A ``param_type`` is missing or invalid; msOpGen makes it ``required`` with a warning.
 

@@ -11,7 +11,40 @@ from opkit.lint.sources import LintProject
 from opkit.lint.sources.msopgen_json import text_of
 
 
-@rule("J102", "prototype-attrs-mismatch", severity=Severity.ERROR, scope="project", example='schema my_op(Tensor x, int k=1) -> Tensor; JSON attr k float required')
+@rule("J102", "prototype-attrs-mismatch", severity=Severity.ERROR, scope="project",
+    example=(
+        '# schema: my_op(Tensor x, int k=1) -> Tensor\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "out", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "required", "type": "float"}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, int k=1) -> Tensor\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "out", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "attr": [\n'
+        '    {"name": "k", "param_type": "optional", "type": "int", "default_value": "1"}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def prototype_attrs_mismatch(project: LintProject) -> Iterator[Violation]:
     """The JSON's attrs differ from the schema's non-tensor arguments in name, type, optional-ness or default.
 

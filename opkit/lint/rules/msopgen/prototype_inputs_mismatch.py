@@ -11,7 +11,36 @@ from opkit.lint.sources import LintProject
 from opkit.lint.sources.msopgen_json import text_of
 
 
-@rule("J101", "prototype-inputs-mismatch", severity=Severity.ERROR, scope="project", example='schema my_op(Tensor x, Tensor? y) -> Tensor; JSON MyOp inputs [y, x]')
+@rule("J101", "prototype-inputs-mismatch", severity=Severity.ERROR, scope="project",
+    example=(
+        '# schema: my_op(Tensor x, Tensor? y) -> Tensor\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "y", "param_type": "optional", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "out", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, Tensor? y) -> Tensor\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "y", "param_type": "optional", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "out", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def prototype_inputs_mismatch(project: LintProject) -> Iterator[Violation]:
     """The JSON's inputs differ from the schema's tensor arguments in name, order or param_type.
 

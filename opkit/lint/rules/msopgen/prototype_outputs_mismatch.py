@@ -11,7 +11,37 @@ from opkit.lint.sources import LintProject
 from opkit.lint.sources.msopgen_json import text_of
 
 
-@rule("J103", "prototype-outputs-mismatch", severity=Severity.ERROR, scope="project", example='schema my_inplace(Tensor(a!) x, Tensor y) -> Tensor z; JSON outputs [z]')
+@rule("J103", "prototype-outputs-mismatch", severity=Severity.ERROR, scope="project",
+    example=(
+        '# schema: my_inplace(Tensor(a!) x, Tensor y) -> Tensor z\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyInplace",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "z", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '# schema: my_inplace(Tensor(a!) x, Tensor y) -> Tensor z\n'
+        '# file: my_op.json\n'
+        '[{\n'
+        '  "op": "MyInplace",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]},\n'
+        '    {"name": "z", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def prototype_outputs_mismatch(project: LintProject) -> Iterator[Violation]:
     """The JSON's outputs differ from the schema's: mutated inputs first (same names), then fresh returns.
 

@@ -10,7 +10,30 @@ from opkit.lint.rules.msopgen.common import column_count, kept_descriptors, wher
 from opkit.lint.sources.msopgen_json import MsOpGenFile, strings, text_of
 
 
-@rule("J009", "type-format-length", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "type": ["fp16", "float", "bf16"], "format": ["ND", "ND"]}')
+@rule("J009", "type-format-length", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float", "bf16"], "format": ["ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16", "float", "bf16"], "format": ["ND", "ND", "ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16", "float", "bf16"], "format": ["ND", "ND", "ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def type_format_length(file: MsOpGenFile) -> Iterator[Violation]:
     """Inside one descriptor ``type`` and ``format`` have different lengths, neither of them 1.
 

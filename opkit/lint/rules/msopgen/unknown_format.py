@@ -11,7 +11,30 @@ from opkit.lint.rules.msopgen.common import kept_descriptors, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, strings, text_of
 
 
-@rule("J008", "unknown-format", severity=Severity.ERROR, scope="msopgen", example='{"name": "x", "type": ["fp16"], "format": ["nd"]}')
+@rule("J008", "unknown-format", severity=Severity.ERROR, scope="msopgen",
+    example=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["nd"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+    fixed=(
+        '[{\n'
+        '  "op": "MyOp",\n'
+        '  "input_desc": [\n'
+        '    {"name": "x", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ],\n'
+        '  "output_desc": [\n'
+        '    {"name": "y", "param_type": "required", "type": ["fp16"], "format": ["ND"]}\n'
+        '  ]\n'
+        '}]'
+    ),
+)
 def unknown_format(file: MsOpGenFile) -> Iterator[Violation]:
     """A format string msOpGen does not know (ND, NCHW, NHWC, NC1HWC0, FRACTAL_NZ, ...).
 

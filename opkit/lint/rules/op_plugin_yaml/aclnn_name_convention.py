@@ -17,14 +17,22 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "aclnn-name-convention",
     severity=Severity.INFO,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          out: {size: x, dtype: x}
-          exec: aclnnMyOperator
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOperator'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp'
+    ),
 )
 def aclnn_name_convention(file: OpPluginFile) -> Iterator[Violation]:
     """``exec`` calls an aclnn function whose name follows none of CANN's naming conventions.

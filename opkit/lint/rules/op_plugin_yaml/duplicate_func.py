@@ -16,13 +16,19 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "duplicate-func",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-      - func: my_op(Tensor x) -> Tensor
-        acl_op: [v2.6, newest]
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    acl_op: [v2.6, newest]'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    acl_op: [v2.6, newest]'
+    ),
 )
 def duplicate_func(file: OpPluginFile) -> Iterator[Violation]:
     """One op (``name.overload``) is declared twice in a section with overlapping versions.

@@ -15,12 +15,17 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "duplicate-key",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        op_api: [v2.6, newest]
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    op_api: [v2.6, newest]'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: [v2.6, newest]'
+    ),
 )
 def duplicate_key(file: OpPluginFile) -> Iterator[Violation]:
     """A key is written twice in one mapping (an entry, a gen_opapi block, or the top level).

@@ -15,12 +15,16 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "empty-version-range",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    all_version: [v2.1, v2.2, v2.3]
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: [v2.3, v2.1]
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: [v2.7, v2.1]'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: [v2.1, v2.7]'
+    ),
 )
 def empty_version_range(file: OpPluginFile) -> Iterator[Violation]:
     """A version range ends before it starts, so it selects no version: the op silently vanishes.

@@ -15,12 +15,18 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "exposed-not-version",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        exposed: true
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    exposed: true'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    exposed: all_version'
+    ),
 )
 def exposed_not_version(file: OpPluginFile) -> Iterator[Violation]:
     """``exposed`` is a bool: the codegen expects a version spec and crashes on ``true``.

@@ -16,13 +16,30 @@ from opkit.signature import SchemaKind
     "gen-opapi-bad-inherit",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    official:
-      - func: abs(Tensor self) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          structured_inherit: abs.outt
-    """,
+    example=(
+        'official:\n'
+        '  - func: abs(Tensor self) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      structured_inherit: abs.outt\n'
+        '  - func: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: self, dtype: self}\n'
+        '      exec: aclnnAbs'
+    ),
+    fixed=(
+        'official:\n'
+        '  - func: abs(Tensor self) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      structured_inherit: abs.out\n'
+        '  - func: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: self, dtype: self}\n'
+        '      exec: aclnnAbs'
+    ),
 )
 def gen_opapi_bad_inherit(file: OpPluginFile) -> Iterator[Violation]:
     """``structured_inherit`` does not name an out variant with its own gen_opapi.

@@ -15,14 +15,22 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "gen-opapi-exec-argument",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x, float alpha) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          out: {size: x, dtype: x}
-          exec: aclnnMyOp, x, beta, out
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x, float alpha) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp, x, beta, out'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x, float alpha) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp, x, alpha, out'
+    ),
 )
 def gen_opapi_exec_argument(file: OpPluginFile) -> Iterator[Violation]:
     """An explicit ``exec`` argument is not a schema argument, a new_params name or a result name.

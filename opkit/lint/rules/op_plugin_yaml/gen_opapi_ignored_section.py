@@ -15,13 +15,18 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "gen-opapi-ignored-section",
     severity=Severity.WARNING,
     scope="yaml",
-    example="""
-    symint:
-      - func: my_op(Tensor x, SymInt n) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          exec: aclnnMyOp
-    """,
+    example=(
+        'symint:\n'
+        '  - func: my_op(Tensor x, SymInt n) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      exec: aclnnMyOp'
+    ),
+    fixed=(
+        'symint:\n'
+        '  - func: my_op(Tensor x, SymInt n) -> Tensor\n'
+        '    op_api: all_version'
+    ),
 )
 def gen_opapi_ignored_section(file: OpPluginFile) -> Iterator[Violation]:
     """``gen_opapi`` in a section the kernel generator never reads (only official and custom).

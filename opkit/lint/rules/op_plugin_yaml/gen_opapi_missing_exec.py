@@ -15,13 +15,21 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "gen-opapi-missing-exec",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          out: {size: x, dtype: x}
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp'
+    ),
 )
 def gen_opapi_missing_exec(file: OpPluginFile) -> Iterator[Violation]:
     """A gen_opapi block has no ``exec`` (or a non-string one) and no ``structured_inherit``, or is no mapping.

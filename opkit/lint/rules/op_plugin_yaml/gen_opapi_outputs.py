@@ -16,16 +16,29 @@ from opkit.signature import SchemaKind
     "gen-opapi-outputs",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> (Tensor, Tensor)
-        op_api: all_version
-        gen_opapi:
-          out:
-            size: x
-            dtype: x
-          exec: aclnnMyOp
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> (Tensor, Tensor)\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out:\n'
+        '        size: x\n'
+        '        dtype: x\n'
+        '      exec: aclnnMyOp'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> (Tensor, Tensor)\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out0:\n'
+        '        size: x\n'
+        '        dtype: x\n'
+        '      out1:\n'
+        '        size: x\n'
+        '        dtype: x\n'
+        '      exec: aclnnMyOp'
+    ),
 )
 def gen_opapi_outputs(file: OpPluginFile) -> Iterator[Violation]:
     """gen_opapi's result keys do not match what the schema returns.

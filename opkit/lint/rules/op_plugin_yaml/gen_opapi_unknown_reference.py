@@ -15,16 +15,26 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "gen-opapi-unknown-reference",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        gen_opapi:
-          out:
-            size: y
-            dtype: x
-          exec: aclnnMyOp
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out:\n'
+        '        size: y\n'
+        '        dtype: x\n'
+        '      exec: aclnnMyOp'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out:\n'
+        '        size: x\n'
+        '        dtype: x\n'
+        '      exec: aclnnMyOp'
+    ),
 )
 def gen_opapi_unknown_reference(file: OpPluginFile) -> Iterator[Violation]:
     """A result's ``size``, ``dtype`` or ``name`` is a bare name that is neither an argument nor a new_params name.

@@ -15,14 +15,22 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "gen-opapi-without-op-api",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        acl_op: all_version
-        gen_opapi:
-          out: {size: x, dtype: x}
-          exec: aclnnMyOp
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    acl_op: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    gen_opapi:\n'
+        '      out: {size: x, dtype: x}\n'
+        '      exec: aclnnMyOp'
+    ),
 )
 def gen_opapi_without_op_api(file: OpPluginFile) -> Iterator[Violation]:
     """An entry has ``gen_opapi`` but no ``op_api``: the codegen drops the block without a word.

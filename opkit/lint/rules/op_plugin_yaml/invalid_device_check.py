@@ -16,12 +16,18 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "invalid-device-check",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-        device_check: NoChecks
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    device_check: NoChecks'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '    device_check: NoCheck'
+    ),
 )
 def invalid_device_check(file: OpPluginFile) -> Iterator[Violation]:
     """``device_check`` is neither ``NoCheck`` nor ``ExactSame`` (torchgen's DeviceCheckType).

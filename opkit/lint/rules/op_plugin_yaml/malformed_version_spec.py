@@ -15,11 +15,16 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "malformed-version-spec",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: 'v2.6,v2.7'
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        "    op_api: 'v2.6,v2.7'"
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: v2.6, v2.7'
+    ),
 )
 def malformed_version_spec(file: OpPluginFile) -> Iterator[Violation]:
     """A version spec is not one of the four forms the codegen reads.

@@ -15,10 +15,16 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "missing-func",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - op_api: all_version
-    """,
+    example=(
+        'custom:\n'
+        '  - op_api: all_version'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        ''
+    ),
 )
 def missing_func(file: OpPluginFile) -> Iterator[Violation]:
     """An entry has no ``func``, or its ``func`` is not a string.

@@ -14,13 +14,24 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile, SECTIONS
     "missing-section",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    all_version: [v2.1, v2.2]
-    official: []
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: all_version
-    """,
+    example=(
+        'all_version: [v2.1, v2.2]\n'
+        'official: []\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        ''
+    ),
+    fixed=(
+        'all_version: [v2.1, v2.2]\n'
+        'official: []\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        'autograd: []\n'
+        'symint: []\n'
+        'quant: []'
+    ),
 )
 def missing_section(file: OpPluginFile) -> Iterator[Violation]:
     """A full file lacks one of the sections the codegen iterates, or a section is empty (null).

@@ -16,11 +16,17 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "unknown-entry-field",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_apl: all_version
-    """,
+    example=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_apl: all_version'
+    ),
+    fixed=(
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        ''
+    ),
 )
 def unknown_entry_field(file: OpPluginFile) -> Iterator[Violation]:
     """An entry has a field the codegen does not know; it is ignored without a word.

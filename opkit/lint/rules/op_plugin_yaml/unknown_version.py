@@ -15,12 +15,26 @@ from opkit.lint.sources.op_plugin_yaml import OpPluginFile
     "unknown-version",
     severity=Severity.ERROR,
     scope="yaml",
-    example="""
-    all_version: [v2.1, v2.2]
-    custom:
-      - func: my_op(Tensor x) -> Tensor
-        op_api: v9.9
-    """,
+    example=(
+        'all_version: [v2.1, v2.2]\n'
+        'official: []\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: v9.9\n'
+        'autograd: []\n'
+        'symint: []\n'
+        'quant: []'
+    ),
+    fixed=(
+        'all_version: [v2.1, v2.2]\n'
+        'official: []\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: v2.2\n'
+        'autograd: []\n'
+        'symint: []\n'
+        'quant: []'
+    ),
 )
 def unknown_version(file: OpPluginFile) -> Iterator[Violation]:
     """A version spec names a version that is not in ``all_version``.

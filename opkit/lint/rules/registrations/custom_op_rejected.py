@@ -12,7 +12,28 @@ from opkit.signature import Dialect, parse_schema, SchemaError
 
 @rule(
     "M012", "custom-op-rejected", severity=Severity.ERROR, scope="python",
-    example='@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor: ...',
+    example=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor, shape: list[int]) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor, shape: list[int]) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def custom_op_rejected(file: RegistrationFile) -> Iterator[Violation]:
     """torch.library would raise when the module is imported: the custom_op's schema cannot be inferred.

@@ -13,7 +13,32 @@ from opkit.lint.sources.registrations import Registration
 
 @rule(
     "M008", "custom-op-schema-mismatch", severity=Severity.ERROR, scope="project",
-    example='# --schema "mylib::my_op_(Tensor(a!) x, Tensor(b!) y) -> ()"\n@torch.library.custom_op("mylib::my_op_", mutates_args=("x",))\ndef my_op_(x: torch.Tensor, y: torch.Tensor) -> None: ...',
+    example=(
+        '# schema: mylib::my_op_(Tensor(a!) x, Tensor(b!) y) -> ()\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::my_op_", mutates_args=("x",))\n'
+        'def my_op_(x: torch.Tensor, y: torch.Tensor) -> None:\n'
+        '    ...\n'
+        '\n'
+        '@my_op_.register_fake\n'
+        'def _(x: torch.Tensor, y: torch.Tensor) -> None:\n'
+        '    return None'
+    ),
+    fixed=(
+        '# schema: mylib::my_op_(Tensor(a!) x, Tensor(b!) y) -> ()\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::my_op_", mutates_args=("x", "y"))\n'
+        'def my_op_(x: torch.Tensor, y: torch.Tensor) -> None:\n'
+        '    ...\n'
+        '\n'
+        '@my_op_.register_fake\n'
+        'def _(x: torch.Tensor, y: torch.Tensor) -> None:\n'
+        '    return None'
+    ),
 )  # fmt: skip
 def custom_op_schema_mismatch(project: LintProject) -> Iterator[Violation]:
     """A custom_op's inferred schema differs from the schema declared for the same op elsewhere.

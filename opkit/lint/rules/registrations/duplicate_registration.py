@@ -11,7 +11,30 @@ from opkit.lint.sources.registrations import exclusive, Registration, Registrati
 
 @rule(
     "M014", "duplicate-registration", severity=Severity.ERROR, scope="python",
-    example='@impl(m, "my_op")\ndef a(x): ...\n@impl(m, "my_op")\ndef b(x): ...',
+    example=(
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def a(x):\n'
+        '    return torch.empty_like(x)\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def b(x):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def a(x):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def duplicate_registration(file: RegistrationFile) -> Iterator[Violation]:
     """The same op overload gets two Meta (or two fake) registrations in one file.

@@ -11,7 +11,28 @@ from opkit.lint.sources.registrations import RegistrationFile
 
 @rule(
     "M013", "fake-annotation-mismatch", severity=Severity.WARNING, scope="python",
-    example='@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor, n: int) -> torch.Tensor: ...\n@f.register_fake\ndef _(x: torch.Tensor, n: float) -> torch.Tensor: ...',
+    example=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor, n: int) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor, n: float) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor, n: int) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor, n: int) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def fake_annotation_mismatch(file: RegistrationFile) -> Iterator[Violation]:
     """A fake function's annotations disagree with its custom_op's.

@@ -12,7 +12,30 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M002", "meta-arity", severity=Severity.ERROR, scope="project",
-    example='# schema: my_op(Tensor x, Tensor y, *, int k=1) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(x): ...',
+    example=(
+        '# schema: my_op(Tensor x, Tensor y, *, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, Tensor y, *, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x, y, *, k=1):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def meta_arity(project: LintProject) -> Iterator[Violation]:
     """The Meta/fake function cannot accept the call PyTorch makes for the schema.

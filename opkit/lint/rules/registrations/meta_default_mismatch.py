@@ -13,7 +13,30 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M005", "meta-default-mismatch", severity=Severity.ERROR, scope="project",
-    example='# schema: my_op(Tensor x, int k=1) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(x, k): ...',
+    example=(
+        '# schema: my_op(Tensor x, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x, k):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x, k=1):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
     """A Meta/fake parameter's default disagrees with the schema's default.

@@ -12,7 +12,30 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M004", "meta-parameter-names", severity=Severity.WARNING, scope="project",
-    example='# schema: my_op(Tensor x, *, int k=1) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(inp, k=1): ...',
+    example=(
+        '# schema: my_op(Tensor x, *, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(inp, *, k=1):\n'
+        '    return torch.empty_like(inp)'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, *, int k=1) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x, *, k=1):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def meta_parameter_names(project: LintProject) -> Iterator[Violation]:
     """A Meta/fake parameter is named differently from its schema argument, or is not keyword-only.

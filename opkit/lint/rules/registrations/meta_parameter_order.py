@@ -12,7 +12,30 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M003", "meta-parameter-order", severity=Severity.ERROR, scope="project",
-    example='# schema: my_op(Tensor x, Tensor y) -> Tensor\n@impl(m, "my_op")\ndef my_op_meta(y, x): ...',
+    example=(
+        '# schema: my_op(Tensor x, Tensor y) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(y, x):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x, Tensor y) -> Tensor\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x, y):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def meta_parameter_order(project: LintProject) -> Iterator[Violation]:
     """The Meta/fake function names the schema's positional arguments in another order.

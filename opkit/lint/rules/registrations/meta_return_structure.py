@@ -12,7 +12,30 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M006", "meta-return-structure", severity=Severity.ERROR, scope="project",
-    example='# schema: my_op(Tensor x) -> (Tensor, Tensor)\n@impl(m, "my_op")\ndef my_op_meta(x):\n    return torch.empty_like(x)',
+    example=(
+        '# schema: my_op(Tensor x) -> (Tensor, Tensor)\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        '# schema: my_op(Tensor x) -> (Tensor, Tensor)\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x), torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def meta_return_structure(project: LintProject) -> Iterator[Violation]:
     """The Meta/fake function returns another structure than the schema's returns.

@@ -12,7 +12,32 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M007", "meta-returns-for-void-op", severity=Severity.ERROR, scope="project",
-    example='# schema: my_op_(Tensor(a!) x) -> ()\n@impl(m, "my_op_")\ndef my_op__meta(x):\n    return x',
+    example=(
+        '# schema: mylib::my_op_(Tensor(a!) x) -> ()\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::my_op_", mutates_args=("x",))\n'
+        'def my_op_(x: torch.Tensor) -> None:\n'
+        '    ...\n'
+        '\n'
+        '@my_op_.register_fake\n'
+        'def _(x: torch.Tensor) -> None:\n'
+        '    return x'
+    ),
+    fixed=(
+        '# schema: mylib::my_op_(Tensor(a!) x) -> ()\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::my_op_", mutates_args=("x",))\n'
+        'def my_op_(x: torch.Tensor) -> None:\n'
+        '    ...\n'
+        '\n'
+        '@my_op_.register_fake\n'
+        'def _(x: torch.Tensor) -> None:\n'
+        '    return None'
+    ),
 )  # fmt: skip
 def meta_returns_for_void_op(project: LintProject) -> Iterator[Violation]:
     """The schema returns ``()`` (an in-place or mutable op) but the Meta/fake function returns a value.

@@ -14,7 +14,32 @@ from opkit.signature import Dialect
 
 @rule(
     "M001", "missing-fake-registration", severity=Severity.ERROR, scope="project",
-    example='# op_plugin_functions.yaml: custom: - func: my_op(Tensor x) -> Tensor\n# meta.py registers nothing for my_op',
+    example=(
+        '# file: op_plugin_functions.yaml\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")'
+    ),
+    fixed=(
+        '# file: op_plugin_functions.yaml\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
     """A new op has no Meta or fake registration for one of its overloads.

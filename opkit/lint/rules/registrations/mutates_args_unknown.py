@@ -11,7 +11,28 @@ from opkit.lint.sources.registrations import MUTATES_UNKNOWN, RegistrationFile
 
 @rule(
     "M009", "mutates-args-unknown", severity=Severity.WARNING, scope="python",
-    example='@torch.library.custom_op("mylib::f", mutates_args="unknown")\ndef f(x: torch.Tensor) -> torch.Tensor: ...',
+    example=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args="unknown")\n'
+        'def f(x: torch.Tensor) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor) -> torch.Tensor:\n'
+        '    ...\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor) -> torch.Tensor:\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def mutates_args_unknown(file: RegistrationFile) -> Iterator[Violation]:
     """``mutates_args="unknown"`` declares every tensor argument written.

@@ -12,7 +12,40 @@ from opkit.lint.sources import LintProject
 
 @rule(
     "M011", "registration-without-schema", severity=Severity.WARNING, scope="project",
-    example='# op_plugin_functions.yaml declares my_op only\n@impl(m, "my_opp")\ndef my_opp_meta(x): ...',
+    example=(
+        '# file: op_plugin_functions.yaml\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x)\n'
+        '\n'
+        '@impl(m, "my_opp")\n'
+        'def my_opp_meta(x):\n'
+        '    return torch.empty_like(x)'
+    ),
+    fixed=(
+        '# file: op_plugin_functions.yaml\n'
+        'custom:\n'
+        '  - func: my_op(Tensor x) -> Tensor\n'
+        '    op_api: all_version\n'
+        '# file: meta.py\n'
+        'import torch\n'
+        'from torch.library import Library, impl\n'
+        '\n'
+        'm = Library("npu", "IMPL", "Meta")\n'
+        '\n'
+        '@impl(m, "my_op")\n'
+        'def my_op_meta(x):\n'
+        '    return torch.empty_like(x)'
+    ),
 )  # fmt: skip
 def registration_without_schema(project: LintProject) -> Iterator[Violation]:
     """A Meta/fake registration names an op that no linted schema declares.

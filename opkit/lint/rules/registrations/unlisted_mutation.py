@@ -12,7 +12,28 @@ from opkit.lint.sources.registrations import RegistrationFile
 
 @rule(
     "M010", "unlisted-mutation", severity=Severity.ERROR, scope="python",
-    example='@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor) -> None:\n    x.add_(1)',
+    example=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=())\n'
+        'def f(x: torch.Tensor) -> None:\n'
+        '    x.add_(1)\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor) -> None:\n'
+        '    return None'
+    ),
+    fixed=(
+        'import torch\n'
+        '\n'
+        '@torch.library.custom_op("mylib::f", mutates_args=("x",))\n'
+        'def f(x: torch.Tensor) -> None:\n'
+        '    x.add_(1)\n'
+        '\n'
+        '@f.register_fake\n'
+        'def _(x: torch.Tensor) -> None:\n'
+        '    return None'
+    ),
 )  # fmt: skip
 def unlisted_mutation(file: RegistrationFile) -> Iterator[Violation]:
     """A custom_op's body writes a tensor argument that ``mutates_args`` does not list.

@@ -10,7 +10,10 @@ from opkit.lint.sources import SchemaSite
 from opkit.signature import iter_alias_letters
 
 
-@rule("S102", "alias-set-reused", severity=Severity.ERROR, scope="schema", example="my_op(Tensor(a!) x, Tensor(a!) y) -> ()")
+@rule("S102", "alias-set-reused", severity=Severity.ERROR, scope="schema",
+    example='my_op(Tensor(a!) x, Tensor(a!) y) -> ()',
+    fixed='my_op(Tensor(a!) x, Tensor(b!) y) -> ()',
+)
 def alias_set_reused(site: SchemaSite) -> Iterator[Violation]:
     """Two arguments share an alias set, and at least one of them is written.
 

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, Device? device=None) -> Tensor")
+@rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='my_op(Tensor x, Device? device=None) -> Tensor',
+    fixed='my_op(Tensor x, int device_id=0) -> Tensor',
+)
 def attr_type_unsupported(site: SchemaSite) -> Iterator[Violation]:
     """An argument type has no faithful msOpGen equivalent; new ops only.
 
@@ -26,5 +29,5 @@ def attr_type_unsupported(site: SchemaSite) -> Iterator[Violation]:
         if a.type.is_input:
             if a.type.elem_optional:
                 yield Violation(f"'{a.name}: {a.type}' has no msOpGen input kind (required, optional, dynamic)", column=a.column or None)
-        elif a.type.msopgen_attr_type is None:
+        elif a.type.msopgen_attr_type is None and a.type.base != "Generator":  # a Generator is S204's
             yield Violation(f"'{a.name}: {a.type}' has no msOpGen attr type", column=a.column or None, hint="use int, float, bool, str, ScalarType, Scalar or a list of int/float/bool")

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S107", "default-before-required", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, int k=1, int[] dims) -> Tensor")
+@rule("S107", "default-before-required", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='my_op(Tensor x, int k=1, int[] dims) -> Tensor',
+    fixed='my_op(Tensor x, int[] dims, int k=1) -> Tensor',
+)
 def default_before_required(site: SchemaSite) -> Iterator[Violation]:
     """A positional argument with a default comes before one without; new ops only.
 

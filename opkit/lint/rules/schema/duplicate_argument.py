@@ -10,7 +10,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S106", "duplicate-argument", severity=Severity.ERROR, scope="schema", example="my_op(Tensor x, Tensor x) -> Tensor")
+@rule("S106", "duplicate-argument", severity=Severity.ERROR, scope="schema",
+    example='my_op(Tensor x, Tensor x) -> Tensor',
+    fixed='my_op(Tensor x, Tensor y) -> Tensor',
+)
 def duplicate_argument(site: SchemaSite) -> Iterator[Violation]:
     """Two arguments share a name.
 

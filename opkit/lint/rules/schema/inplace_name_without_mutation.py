@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S104", "inplace-name-without-mutation", severity=Severity.WARNING, scope="schema", example="mylib::scale_(Tensor x, float s) -> ()")
+@rule("S104", "inplace-name-without-mutation", severity=Severity.WARNING, scope="schema",
+    example='mylib::scale_(Tensor x, float s) -> ()',
+    fixed='mylib::scale_(Tensor(a!) x, float s) -> ()',
+)
 def inplace_name_without_mutation(site: SchemaSite) -> Iterator[Violation]:
     """The name ends in ``_`` (in-place by convention) but no argument is annotated ``(a!)``.
 

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S202", "name-round-trip", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="rms_norm_2d(Tensor x) -> Tensor")
+@rule("S202", "name-round-trip", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='rms_norm_2d(Tensor x) -> Tensor',
+    fixed='rms_norm2d(Tensor x) -> Tensor',
+)
 def name_round_trip(site: SchemaSite) -> Iterator[Violation]:
     """msOpGen's snake_case of the UpperCamelCase op name is not the torch name; new ops only.
 

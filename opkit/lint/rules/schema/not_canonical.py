@@ -10,7 +10,10 @@ from opkit.lint.rules.schema.common import parse_error, canonical_from
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S003", "not-canonical", severity=Severity.ERROR, scope="schema", example="my_op(Tensor x,Tensor y)->Tensor")
+@rule("S003", "not-canonical", severity=Severity.ERROR, scope="schema",
+    example='my_op(Tensor x,Tensor y)->Tensor',
+    fixed='my_op(Tensor x, Tensor y) -> Tensor',
+)
 def not_canonical(site: SchemaSite) -> Iterator[Violation]:
     """An op-plugin ``func`` must be spelled exactly as torchgen prints it back.
 

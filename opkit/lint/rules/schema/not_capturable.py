@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S204", "not-capturable", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_dropout(Tensor x, float p, Generator? gen=None) -> Tensor")
+@rule("S204", "not-capturable", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='my_dropout(Tensor x, float p, Generator? gen=None) -> Tensor',
+    fixed='my_dropout(Tensor x, float p, int seed=0) -> Tensor',
+)
 def not_capturable(site: SchemaSite) -> Iterator[Violation]:
     """The op draws random numbers (a ``Generator`` argument or the ``nondeterministic_seeded`` tag).
 

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S105", "out-argument-not-annotated", severity=Severity.ERROR, scope="schema", example="my_op.out(Tensor x, *, Tensor out) -> Tensor")
+@rule("S105", "out-argument-not-annotated", severity=Severity.ERROR, scope="schema",
+    example='mylib::my_op.out(Tensor x, *, Tensor out) -> ()',
+    fixed='mylib::my_op.out(Tensor x, *, Tensor(a!) out) -> ()',
+)
 def out_argument_not_annotated(site: SchemaSite) -> Iterator[Violation]:
     """A keyword-only tensor named like an out argument (``out``, ``out0``, ``*_out``) is not ``Tensor(a!)``.
 

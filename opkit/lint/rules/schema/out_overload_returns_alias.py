@@ -10,7 +10,10 @@ from opkit.lint.rules.schema.common import is_out_convention
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S108", "out-overload-returns-alias", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+@rule("S108", "out-overload-returns-alias", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)',
+    fixed='mylib::my_op.out(Tensor x, *, Tensor(a!) out) -> ()',
+)
 def out_overload_returns_alias(site: SchemaSite) -> Iterator[Violation]:
     """A new op's out= overload returns its out argument (ATen's out= convention); new ops only.
 

@@ -10,7 +10,10 @@ from opkit.lint.sources import SchemaSite
 from opkit.signature import check_schema, Dialect
 
 
-@rule("S004", "rejected-by-torch-library", severity=Severity.ERROR, scope="schema", new_ops_only=True, example="my_op(Tensor x, int k=1, Tensor y) -> Tensor")
+@rule("S004", "rejected-by-torch-library", severity=Severity.ERROR, scope="schema", new_ops_only=True,
+    example='my_op(Tensor x, int[] k=1) -> Tensor',
+    fixed='my_op(Tensor x, int[] k=[1]) -> Tensor',
+)
 def rejected_by_torch_library(site: SchemaSite) -> Iterator[Violation]:
     """torchgen accepts the ``func`` but torch's C++ schema parser rejects it; new ops only.
 

@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S103", "return-alias-unknown", severity=Severity.ERROR, scope="schema", example="mylib::my_op(Tensor(a!) x) -> Tensor(b!)")
+@rule("S103", "return-alias-unknown", severity=Severity.ERROR, scope="schema",
+    example='mylib::my_op(Tensor x) -> Tensor(b)',
+    fixed='mylib::my_op(Tensor x) -> Tensor',
+)
 def return_alias_unknown(site: SchemaSite) -> Iterator[Violation]:
     """A return carries an alias set that no argument has.
 

@@ -10,7 +10,10 @@ from opkit.lint.rules.schema.common import is_out_convention
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", new_ops_only=True, example="my_op_(Tensor(a!) self) -> Tensor(a!)")
+@rule("S101", "returns-mutated-input", severity=Severity.ERROR, scope="schema", new_ops_only=True,
+    example='mylib::my_op_(Tensor(a!) x) -> Tensor(a!)',
+    fixed='mylib::my_op_(Tensor(a!) x) -> ()',
+)
 def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     """A new op returns an alias of an input (``-> Tensor(a!)``); new ops only.
 
@@ -23,6 +26,9 @@ def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     sig = site.signature
     if sig is None or not site.is_custom or not sig.returns_alias or is_out_convention(sig):
         return
+    known = {s for a in sig.arguments if a.alias is not None for s in a.alias.sets}
+    if not any(r.alias is not None and known.intersection(r.alias.sets) for r in sig.returns):
+        return  # the return's alias names no argument: a typo, S103 reports it
     aliased = ", ".join(a.name for a in sig.returned_mutated_arguments) or "an input"
     yield Violation(
         f"custom op returns {aliased} through an alias annotation; automatic functionalization rejects it, so it cannot enter an npugraph_ex graph",

@@ -10,7 +10,10 @@ from opkit.lint.rules.schema.common import parse_error, canonical_from
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S001", "schema-syntax", severity=Severity.ERROR, scope="schema", example="my_op(Tensor x, Tensor y -> Tensor")
+@rule("S001", "schema-syntax", severity=Severity.ERROR, scope="schema",
+    example='my_op(Tensor x, Tensor y -> Tensor',
+    fixed='my_op(Tensor x, Tensor y) -> Tensor',
+)
 def schema_syntax(site: SchemaSite) -> Iterator[Violation]:
     """The schema string does not parse in its dialect.
 

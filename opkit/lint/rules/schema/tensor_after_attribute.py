@@ -9,7 +9,10 @@ from opkit.lint.registry import rule
 from opkit.lint.sources import SchemaSite
 
 
-@rule("S201", "tensor-after-attribute", severity=Severity.WARNING, scope="schema", new_ops_only=True, example="my_op(Tensor x, int k, Tensor y) -> Tensor")
+@rule("S201", "tensor-after-attribute", severity=Severity.WARNING, scope="schema", new_ops_only=True,
+    example='my_op(Tensor x, int k, Tensor y) -> Tensor',
+    fixed='my_op(Tensor x, Tensor y, int k) -> Tensor',
+)
 def tensor_after_attribute(site: SchemaSite) -> Iterator[Violation]:
     """A tensor argument follows a non-tensor one; new ops only.
 

@@ -21,7 +21,10 @@ def _known_types() -> list[str]:
     return [t.name for t in BaseTy]
 
 
-@rule("S002", "unknown-type", severity=Severity.ERROR, scope="schema", example="my_op(Tensr x) -> Tensor")
+@rule("S002", "unknown-type", severity=Severity.ERROR, scope="schema",
+    example='my_op(Tensr x) -> Tensor',
+    fixed='my_op(Tensor x) -> Tensor',
+)
 def unknown_type(site: SchemaSite) -> Iterator[Violation]:
     """The schema uses a type the parser does not know: a typo, or a type torchgen has since dropped.
 

@@ -1,0 +1,102 @@
+"""The rule catalogue: every registered rule's documented example fires it, and its fixed twin does not.
+
+Driven by the registry, so a new rule is covered the moment it is registered (``fixed`` is a
+required argument of ``@rule``). Each example is linted as the file it is written as: a schema
+rule's as a ``--schema`` string, a yaml rule's as op_plugin_functions.yaml, a Python rule's as a
+registration module, an msOpGen rule's as a prototype JSON, a project rule's as the files it names.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from opkit.lint import Selection, lint, load_rules
+from opkit.lint.registry import example_inputs
+from opkit.signature import Dialect
+
+RULES = load_rules()
+
+
+def codes_of(tmp_path, scope: str, text: str, selection: Selection = Selection()) -> list[str]:
+    files, schemas = example_inputs(scope, text)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    dialect = Dialect.TORCH_LIBRARY if any("::" in s for s in schemas) else Dialect.OP_PLUGIN
+    result = lint([str(tmp_path)] if files else [], schemas=schemas, dialect=dialect, selection=selection, use_cache=False)
+    return sorted(f.code for f in result.findings)
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_example_fires_exactly_its_rule_and_the_fixed_twin_is_silent(tmp_path, code):
+    rule = RULES[code]
+    assert rule.summary and rule.explanation, code
+    (tmp_path / "example").mkdir()
+    (tmp_path / "fixed").mkdir()
+    assert set(codes_of(tmp_path / "example", rule.scope, rule.example)) == {code}, rule.example
+    assert codes_of(tmp_path / "fixed", rule.scope, rule.fixed) == [], rule.fixed
+
+
+def test_rule_command_prints_the_example_and_the_fix(run_opkit):
+    for code, rule in RULES.items():
+        status, out = run_opkit("rule", code)
+        assert status == 0
+        example, fixed = out.split("Example that fires it:")[1].split("Use instead:")
+        assert [line.strip() for line in example.strip().splitlines()] == [line.strip() for line in rule.example.splitlines()], code
+        assert fixed.strip().splitlines()[0].strip() == rule.fixed.splitlines()[0].strip(), code
+
+
+def test_example_files_are_split_by_header_and_schema_lines():
+    files, schemas = example_inputs("project", "# schema: my_op(Tensor x) -> Tensor\n# file: a.yaml\ncustom: []\n# file: meta.py\nimport torch")
+    assert files == {"a.yaml": "custom: []\n", "meta.py": "import torch\n"} and schemas == ["my_op(Tensor x) -> Tensor"]
+    assert example_inputs("yaml", "custom: []") == ({"op_plugin_functions.yaml": "custom: []\n"}, [])
+    with pytest.raises(ValueError, match="# file: NAME"):
+        example_inputs("project", "custom: []")
+
+
+# Rules no other test named (S102, S103, S105, S106): the cases next to their examples.
+@pytest.mark.parametrize(
+    "schema, fires",
+    [
+        ("my_op(Tensor(a!) x, Tensor(a!) y) -> ()", True),  # both written
+        ("mylib::my_op(Tensor(a!) x, Tensor(a) y) -> ()", True),  # one written is enough (any, not all)
+        ("mylib::my_op(Tensor(a) x, Tensor(a) y) -> Tensor", False),  # views of one another, none written
+        ("my_op(Tensor(a!) x, Tensor(b!) y) -> ()", False),
+    ],
+)
+def test_s102_alias_set_shared_by_a_written_argument(schema, fires):
+    dialect = Dialect.TORCH_LIBRARY if "::" in schema else Dialect.OP_PLUGIN
+    found = {f.code for f in lint(schemas=[schema], dialect=dialect, selection=Selection(("S102",))).findings}
+    assert ("S102" in found) is fires
+
+
+@pytest.mark.parametrize(
+    "schema, fires",
+    [
+        ("mylib::my_op(Tensor x) -> Tensor(b)", True),
+        ("mylib::my_op(Tensor(a!) x) -> Tensor(b!)", True),
+        ("mylib::my_op(Tensor(a) x) -> Tensor(a)", False),
+    ],
+)
+def test_s103_return_alias_matching_no_argument(schema, fires):
+    found = [f for f in lint(schemas=[schema], dialect=Dialect.TORCH_LIBRARY, selection=Selection(("S103",))).findings]
+    assert bool(found) is fires
+    if fires:
+        assert "return alias set 'b' matches no argument" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "name, fires",
+    [("out", True), ("out0", True), ("out12", True), ("values_out", True), ("outx", False), ("output", False), ("result", False)],
+)
+def test_s105_out_named_keyword_tensor_without_write_annotation(name, fires):
+    schema = f"mylib::my_op.out(Tensor x, *, Tensor {name}) -> ()"
+    found = [f for f in lint(schemas=[schema], dialect=Dialect.TORCH_LIBRARY, selection=Selection(("S105",))).findings]
+    assert bool(found) is fires, schema
+    if fires:
+        assert f"'{name}'" in found[0].message
+
+
+def test_s106_names_the_repeated_argument_once():
+    found = [f for f in lint(schemas=["my_op(Tensor x, int k, Tensor x, Tensor y) -> Tensor"], selection=Selection(("S106",))).findings]
+    assert [f.message for f in found] == ["argument 'x' is declared more than once"]
+    assert not lint(schemas=["my_op(Tensor x, Tensor y) -> Tensor"], selection=Selection(("S106",))).findings

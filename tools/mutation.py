@@ -1,0 +1,88 @@
+"""Mutation-test one core module: ``python tools/mutation.py opkit/yamlio.py`` (mutmut 3, ``pip install -e ".[mutation]"``).
+
+mutmut reads one configuration per directory, and a module is worth testing only against the tests
+that exercise it, so each run works in a scratch copy of the repository (build/mutation/<module>/)
+with its own ``[mutmut]`` section: the module (a file or a package folder) and its test subset from
+SUITES. The score printed at the end is killed / (all - equivalent); EQUIVALENT lists, per mutant
+name, why it cannot be killed (README, "Mutation testing").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# module (path prefix) -> the tests that exercise it; the first matching prefix wins.
+SUITES = {
+    "opkit/lint/rules/": ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
+                          "tests/lint/test_registration_rules.py", "tests/lint/test_cli.py"],
+    "opkit/lint/": ["tests/lint"],
+    "opkit/yamlio.py": ["tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
+                        "tests/generate/test_yaml_add.py"],
+    "opkit/jsonio.py": ["tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
+}  # fmt: skip
+
+# Mutants that change nothing observable, with the reason (mutmut's names: module.x_function__mutmut_N).
+EQUIVALENT: dict[str, str] = {}
+
+
+def suite(module: str) -> list[str]:
+    for prefix, tests in SUITES.items():
+        if module.startswith(prefix):
+            return [t for t in tests if (REPO / t).exists()]
+    raise SystemExit(f"no test subset for {module}: add it to SUITES in {__file__}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("module", help="a file or package folder under opkit/, e.g. opkit/yamlio.py or opkit/lint/rules/schema/")
+    parser.add_argument("--max-children", default="2", help="parallel test processes (default 2)")
+    args = parser.parse_args()
+    module = args.module
+    work = REPO / "build" / "mutation" / module.strip("/").replace("/", "_")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
+    for name in ("opkit", "tests", "schemas", "cookiecutter-op"):
+        shutil.copytree(REPO / name, work / name, symlinks=True, ignore=ignore)
+    # pytest settings only: without a [tool.mutmut] table mutmut reads setup.cfg.
+    shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")
+    tests = suite(module)
+    (work / "setup.cfg").write_text(
+        "[mutmut]\n"
+        "source_paths = opkit\n"
+        f"only_mutate = {module if module.endswith('.py') else module.rstrip('/') + '/*'}\n"
+        "pytest_add_cli_args_test_selection =\n" + "".join(f"    {t}\n" for t in tests) +
+        "also_copy =\n    schemas\n    cookiecutter-op\n"
+        "pytest_add_cli_args =\n    -q\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
+    # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
+    mutmut = shutil.which("mutmut") or sys.exit("mutmut is not installed: pip install -e '.[mutation]'")
+    subprocess.run([mutmut, "run", "--max-children", args.max_children], cwd=work, env=env, check=False)
+    results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env,
+                             capture_output=True, text=True, check=False).stdout  # fmt: skip
+    status: dict[str, str] = {}
+    for line in results.splitlines():
+        name, _, state = line.strip().rpartition(": ")
+        if name:
+            status[name] = state
+    equivalent = {n for n in status if n in EQUIVALENT}
+    killed = sum(1 for s in status.values() if s == "killed")
+    counted = len(status) - len(equivalent)
+    survivors = sorted(n for n, s in status.items() if s != "killed" and n not in equivalent)
+    for name in survivors:
+        print(f"  {status[name]:>10}  {name}")
+    score = 100 * killed / counted if counted else 100.0
+    print(f"{module}: {killed} killed of {counted} ({len(equivalent)} equivalent excluded): {score:.0f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
