@@ -50,7 +50,7 @@ def loads(text: str) -> tuple[Any, tuple[str, ...]]:
         return obj
 
     def constant(name: str) -> float:
-        raise JsonError(f"{name} (RFC 8259 JSON has no NaN or Infinity)", *_position(text, rf"-?\b{name}\b"))
+        raise JsonError(f"{name} (RFC 8259 JSON has no NaN or Infinity)", *_position(text, rf"(?<![\w-]){re.escape(name)}(?!\w)"))  # name: NaN, Infinity, -Infinity
 
     def number(literal: str) -> float:
         value = float(literal)

@@ -23,9 +23,9 @@ SUITES = {
     "opkit/lint/rules/": ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
                           "tests/lint/test_registration_rules.py", "tests/lint/test_cli.py"],
     "opkit/lint/": ["tests/lint"],
-    "opkit/yamlio.py": ["tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
+    "opkit/yamlio.py": ["tests/io/test_yamlio.py", "tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
                         "tests/generate/test_yaml_add.py"],
-    "opkit/jsonio.py": ["tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
+    "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
 }  # fmt: skip
 
 # Mutants that change nothing observable, with the reason (mutmut's names: module.x_function__mutmut_N).

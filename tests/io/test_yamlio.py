@@ -1,0 +1,84 @@
+"""opkit.yamlio: the nesting bound, the alias budget and error positions, with exact numbers."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from opkit import yamlio
+
+
+@pytest.mark.parametrize(
+    "text, bound",
+    [
+        ("a: 1\n", 0),
+        ("a: [1, {b: 2}]\n", 2),
+        ("a: [1]\nb: [[2]]\n", 2),  # the deepest run, not the sum
+        ("a: ']'\nb: [1]\n", 1),  # a closing bracket with none open is skipped
+        ("a:\n  b:\n    - c\n", 6),  # block indentation counts characters: spaces and the "- " marker
+        ("? - x\n", 4),
+        ("a: '[[['\n", 3),  # brackets inside quotes count: an upper bound
+    ],
+)
+def test_nesting_bound(text, bound):
+    assert yamlio.nesting_bound(text) == bound
+
+
+def test_deeper_than_the_limit_is_refused_and_the_limit_itself_is_read():
+    assert yamlio.load("[" * yamlio.MAX_NESTING + "]" * yamlio.MAX_NESTING) is not None
+    with pytest.raises(yamlio.TooDeep, match=f"nested more than {yamlio.MAX_NESTING} levels deep"):
+        yamlio.load("[" * (yamlio.MAX_NESTING + 1) + "]" * (yamlio.MAX_NESTING + 1))
+    for read in (yamlio.compose, yamlio.compose_all):
+        with pytest.raises(yamlio.TooDeep):
+            read("{" * (yamlio.MAX_NESTING + 1))
+
+
+@pytest.mark.parametrize(
+    "text, sizes",
+    [
+        ("a: 1\n", (0, 3)),  # a mapping of two scalars
+        ("a: &x [1, 2]\nb: *x\n", (1, 9)),  # the alias weighs what its anchor does: 3 + 1 + 3 + 1 + 1
+        ("a: &s 1\nb: *s\nc: *s\n", (2, 7)),
+        ("- 1\n---\n- 2\n", (0, 4)),  # documents add up
+    ],
+)
+def test_expanded_size_counts_aliases_at_their_anchor_weight(text, sizes):
+    assert yamlio.expanded_size(text) == sizes
+
+
+def laughs(levels: int, fan: int) -> str:
+    lines = ["a0: &a0 [x]"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fan) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_budget_is_exact():
+    with pytest.raises(yamlio.TooManyAliases, match=f"aliases expand to more than {yamlio.MAX_EXPANDED_NODES:,} nodes"):
+        yamlio.load(laughs(9, 10))
+    many = "a: &x 1\nb: [" + ", ".join(["*x"] * (yamlio.MAX_ALIASES + 1)) + "]\n"
+    with pytest.raises(yamlio.TooManyAliases, match=f"more than {yamlio.MAX_ALIASES} aliases"):
+        yamlio.load(many)
+    few = "a: &x 1\nb: [" + ", ".join(["*x"] * yamlio.MAX_ALIASES) + "]\n"
+    assert len(yamlio.load(few)["b"]) == yamlio.MAX_ALIASES
+    assert yamlio.load("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}
+    assert yamlio.load("a: '&'\nb: '*'\n") == {"a": "&", "b": "*"}
+
+
+def test_compose_and_load_agree():
+    text = "custom:\n  - func: f(Tensor x) -> Tensor\n"
+    node = yamlio.compose(text)
+    assert isinstance(node, yaml.MappingNode) and node.value[0][0].value == "custom"
+    assert [n.value[0][0].value for n in yamlio.compose_all(text + "---\nofficial: []\n")] == ["custom", "official"]
+    assert yamlio.load(text) == {"custom": [{"func": "f(Tensor x) -> Tensor"}]}
+
+
+def test_error_position_and_description():
+    with pytest.raises(yaml.YAMLError) as info:
+        yamlio.load("a: 1\nb: [1, 2\n")
+    line, column, problem = yamlio.error_position(info.value)
+    assert (line, column) == (3, 1) and problem == "did not find expected ',' or ']'"
+    assert yamlio.describe_error("f.yaml", info.value) == f"f.yaml:3:1: not valid YAML: {problem}"
+    assert yamlio.error_position(yaml.YAMLError("two\n  lines")) == (1, 1, "two lines")
+    assert yamlio.error_position(yaml.MarkedYAMLError(context="while parsing")) == (1, 1, "while parsing")
+    assert yamlio.error_position(yaml.MarkedYAMLError()) == (1, 1, "invalid YAML")
