@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections import Counter
 
 import pytest
-import yaml
 
-from opkit.lint import Severity, lint, load_rules
+from opkit.lint import Severity, lint
 from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
 from opkit.signature import SchemaError
 
@@ -147,29 +145,6 @@ def test_every_entry_is_loaded_with_positions(corpus_yaml):
     # the one op declared twice (disjoint versions, not a Y009) sits where the file has it
     lines = [e.line for e in source.entries if e.func and e.func.startswith("_conv_depthwise2d.out(")]
     assert lines == [171, 176]
-
-
-def test_yaml_rules_are_cheap(corpus_yaml):
-    """All Y rules together cost well under one bare C-loader load of the file (linear, one index)."""
-    text = corpus_yaml.read_text()
-    y_rules = [r for r in load_rules().values() if r.scope == "yaml"]
-
-    def best(fn) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    bare = best(lambda: yaml.load(text, Loader=yaml.CSafeLoader))
-    sources = [load_op_plugin_yaml(str(corpus_yaml), text) for _ in range(3)]
-    for source in sources:  # signatures are lru-cached and shared with the S rules: warm them first
-        for site in source.schema_sites():
-            site.parsed
-    it = iter(sources)
-    rules_time = best(lambda: [v for s in [next(it)] for r in y_rules for v in r.run(s)])
-    assert rules_time < bare, (rules_time, bare)
 
 
 def test_statistics_summarise_the_corpus_by_code(corpus_yaml, run_opkit):
