@@ -67,7 +67,10 @@ def test_corrupt_cache_is_ignored_and_rewritten(tmp_path, monkeypatch):
     _RESULTS.clear()
     _forget_results(tmp_path / "cache")
     assert lint([str(path)]).findings == cold.findings
-    assert cache_file.read_bytes() != b"not a pickle"
+    # rewritten as a working cache: every schema of the file is stored again, none left to parse
+    funcs = [line.split("func: ", 1)[1] for line in path.read_text().splitlines() if "func: " in line]
+    opened = parse_cache.ParseCache.open([(func, Dialect.OP_PLUGIN) for func in funcs])
+    assert opened.missing == [] and len(funcs) == CACHE_MIN_SCHEMAS + 5
 
 
 def test_no_cache_writes_nothing(tmp_path, monkeypatch, run_opkit):

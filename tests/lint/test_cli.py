@@ -91,13 +91,15 @@ def test_lint_process_does_not_import_torch(tmp_path):
         "import sys\n"
         "from opkit.cli import main\n"
         "try:\n"
-        f"    main(['lint', {str(tmp_path)!r}, '--schema', {GOOD!r}])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
+        f"    main(['lint', {str(tmp_path)!r}, '--schema', {GOOD!r}, '--format', 'json'])\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', status)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.strip().endswith("NO-TORCH")
+    findings_json, _, last = out.rpartition("\n" + "NO-TORCH ")
+    assert last.strip() == "1", out  # the lint ran to its verdict: the empty prototype misses the schema's arguments
+    assert sorted(f["code"] for f in json.loads(findings_json)) == ["J101", "J102", "J103"], out  # yaml, meta.py and schema agree
 
 
 @pytest.mark.slow

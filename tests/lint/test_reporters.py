@@ -125,6 +125,24 @@ def test_github_annotations_escape_newlines_and_separators():
     assert out == "::warning file=dir%2Cwith%3Aodd.yaml,line=4,col=1,title=Y004::key 'op_api'%0Arepeated: 100%25\n"
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATTERS))
-def test_every_format_handles_no_findings(fmt):
-    assert isinstance(FORMATTERS[fmt]([], files=0), str)
+def test_every_format_says_nothing_was_found_in_its_own_way():
+    assert set(FORMATTERS) == {"text", "json", "sarif", "github"}
+    assert FORMATTERS["text"]([], files=0) == "All checks passed (0 files).\n"
+    assert FORMATTERS["json"]([], files=0) == "[]\n"
+    assert FORMATTERS["github"]([], files=0) == ""
+    doc = json.loads(FORMATTERS["sarif"]([], files=0))
+    jsonschema.validate(doc, SARIF_REQUIRED)
+    assert doc["runs"][0]["results"] == [] and doc["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+def test_each_severity_has_its_own_level_in_sarif_and_github():
+    """SARIF levels are error/warning/note, GitHub's commands error/warning/notice: info is neither a warning nor dropped."""
+    findings = [
+        Finding("E002", Severity.FATAL, "bad", "a.yaml", 1, 1),
+        Finding("S101", Severity.ERROR, "bad", "a.yaml", 2, 1),
+        Finding("S203", Severity.WARNING, "meh", "a.yaml", 3, 1),
+        Finding("Y106", Severity.INFO, "fyi", "a.yaml", 4, 1),
+    ]
+    assert [r["level"] for r in sarif_document(findings)["runs"][0]["results"]] == ["error", "error", "warning", "note"]
+    assert [line.split(" ")[0] for line in format_github(findings).splitlines()] == ["::error", "::error", "::warning", "::notice"]
+    assert format_text(findings, files=1).splitlines()[-1] == "Found 4 problems (1 fatal, 1 error, 1 warning, 1 info) in 1 file."
