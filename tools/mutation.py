@@ -10,6 +10,7 @@ name, why it cannot be killed (README, "Mutation testing").
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import shutil
 import subprocess
@@ -32,6 +33,27 @@ SUITES = {
 EQUIVALENT: dict[str, str] = {}
 
 
+def undecorate_rules(folder: Path) -> None:
+    """mutmut 3 never mutates a decorated function, and every rule is one (``@rule(...)``). In the
+    scratch copy each rule is registered after its ``def`` instead (``f = rule(...)(f)``): the same
+    registration, of the function mutmut has wrapped."""
+    for path in folder.rglob("*.py"):
+        text = path.read_text()
+        if "@rule(" not in text:
+            continue
+        lines = text.splitlines()
+        moves = []
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                for deco in node.decorator_list:
+                    if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "rule":
+                        moves.append((deco.lineno, deco.end_lineno, node.end_lineno, node.name, ast.get_source_segment(text, deco)))
+        for start, end, fn_end, name, call in sorted(moves, reverse=True):
+            lines[fn_end:fn_end] = [f"{name} = {call}({name})"]
+            del lines[start - 1 : end]
+        path.write_text("\n".join(lines) + "\n")
+
+
 def suite(module: str) -> list[str]:
     for prefix, tests in SUITES.items():
         if module.startswith(prefix):
@@ -51,6 +73,7 @@ def main() -> int:
     ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
     for name in ("opkit", "tests", "schemas", "cookiecutter-op"):
         shutil.copytree(REPO / name, work / name, symlinks=True, ignore=ignore)
+    undecorate_rules(work / module if (work / module).is_dir() else (work / module).parent)
     # pytest settings only: without a [tool.mutmut] table mutmut reads setup.cfg.
     shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")
     tests = suite(module)
