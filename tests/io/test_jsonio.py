@@ -54,3 +54,15 @@ def test_no_match_outside_strings_is_the_first_position():
 
     assert _position('{"NaN": 1}', r"NaN") == (1, 1)
     assert _position('{"a": "x"}\n  NaN', r"NaN") == (2, 3)
+
+
+def test_positions_count_only_the_lines_before_the_match():
+    from opkit.jsonio import _position
+
+    assert _position("\nNaN", r"NaN") == (2, 1)  # a newline at offset 0 counts
+    assert _position(" NaN\n\n", r"NaN") == (1, 2)  # newlines after the match do not
+
+
+def test_a_long_but_legal_integer_before_the_huge_one_is_not_blamed():
+    limit = sys.get_int_max_str_digits()
+    assert error("[" + "1" * limit + ",\n " + "7" * (limit + 1) + "]") == (f"integer with more than {limit} digits", 2, 2)

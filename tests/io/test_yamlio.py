@@ -82,3 +82,22 @@ def test_error_position_and_description():
     assert yamlio.error_position(yaml.YAMLError("two\n  lines")) == (1, 1, "two lines")
     assert yamlio.error_position(yaml.MarkedYAMLError(context="while parsing")) == (1, 1, "while parsing")
     assert yamlio.error_position(yaml.MarkedYAMLError()) == (1, 1, "invalid YAML")
+
+
+def test_an_alias_of_an_unknown_anchor_weighs_one_node():
+    assert yamlio.expanded_size("a: &x 1\nb: *y\n") == (1, 5)  # mapping, a, 1, b, *y
+
+
+def test_the_expansion_limit_itself_is_read():
+    # root sequence (1) + an anchored list of 999 scalars (1000) + 998 aliases of it + 999 scalars = 1,000,000 nodes
+    anchored = "&a [" + ", ".join(["0"] * 999) + "]"
+    text = "[" + ", ".join([anchored] + ["*a"] * 998 + ["1"] * 999) + "]\n"
+    assert yamlio.expanded_size(text) == (998, yamlio.MAX_EXPANDED_NODES)
+    with pytest.raises(yamlio.TooManyAliases):
+        yamlio.expanded_size(text.replace("]\n", ", 2]\n"))
+
+
+def test_aliases_without_any_anchor_are_left_to_the_yaml_reader():
+    """No '&': nothing can expand, so the budget is not counted and PyYAML reports the undefined alias."""
+    with pytest.raises(yaml.composer.ComposerError, match="found undefined alias"):
+        yamlio.load("[" + ", ".join(["*x"] * (yamlio.MAX_ALIASES + 1)) + "]")

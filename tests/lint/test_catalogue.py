@@ -8,6 +8,9 @@ registration module, an msOpGen rule's as a prototype JSON, a project rule's as 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from opkit.lint import Selection, lint, load_rules
@@ -17,13 +20,20 @@ from opkit.signature import Dialect
 RULES = load_rules()
 
 
-def codes_of(tmp_path, scope: str, text: str, selection: Selection = Selection()) -> list[str]:
+SNAPSHOT = Path(__file__).parent / "snapshots" / "rule_examples.txt"
+
+
+def findings_of(tmp_path, scope: str, text: str, selection: Selection = Selection()):
     files, schemas = example_inputs(scope, text)
     for name, content in files.items():
         (tmp_path / name).write_text(content)
     dialect = Dialect.TORCH_LIBRARY if any("::" in s for s in schemas) else Dialect.OP_PLUGIN
     result = lint([str(tmp_path)] if files else [], schemas=schemas, dialect=dialect, selection=selection, use_cache=False)
-    return sorted(f.code for f in result.findings)
+    return result.findings
+
+
+def codes_of(tmp_path, scope: str, text: str, selection: Selection = Selection()) -> list[str]:
+    return sorted(f.code for f in findings_of(tmp_path, scope, text, selection))
 
 
 @pytest.mark.parametrize("code", sorted(RULES))
@@ -100,3 +110,21 @@ def test_s106_names_the_repeated_argument_once():
     found = [f for f in lint(schemas=["my_op(Tensor x, int k, Tensor x, Tensor y) -> Tensor"], selection=Selection(("S106",))).findings]
     assert [f.message for f in found] == ["argument 'x' is declared more than once"]
     assert not lint(schemas=["my_op(Tensor x, Tensor y) -> Tensor"], selection=Selection(("S106",))).findings
+
+
+def test_example_findings_match_the_reviewed_snapshot(tmp_path):
+    """What a user reads for each example (file, line, column, message, hint), as ruff snapshots its
+    rule fixtures. After a deliberate change: OPKIT_UPDATE_SNAPSHOTS=1 pytest ..., then review the diff."""
+    lines = []
+    for code, rule in sorted(RULES.items()):
+        folder = tmp_path / code
+        folder.mkdir()
+        lines.append(f"## {code} {rule.name}")
+        for f in findings_of(folder, rule.scope, rule.example):
+            path = Path(f.path).name if f.path.startswith(str(folder)) else f.path
+            lines.append(f"{path}:{f.line}:{f.column}: {f.code} {f.message} [{f.op}]" + (f"\n    hint: {f.hint}" if f.hint else ""))
+    text = "\n".join(lines) + "\n"
+    if os.environ.get("OPKIT_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(text)
+    assert text == SNAPSHOT.read_text()
