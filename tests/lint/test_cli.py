@@ -163,3 +163,25 @@ def test_pyproject_without_opkit_settings_is_skipped(tmp_path, monkeypatch, run_
 def test_s004_reports_defaults_torch_npu_would_reject(run_opkit, schema, fragment):
     code, out = run_opkit("lint", "--schema", schema, "--select", "S004")
     assert code == 1 and "S004" in out and fragment in out
+
+
+def test_pyproject_dialect_switches_the_parser(tmp_path, monkeypatch, run_opkit):
+    inplace = "my_op_(Tensor(a!) x) -> ()"  # valid for torch.library, refused by op-plugin's torchgen
+    monkeypatch.chdir(tmp_path)
+    assert run_opkit("lint", "--schema", inplace)[0] == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.opkit.lint]\ndialect = "torch.library"\n')
+    code, out = run_opkit("lint", "--schema", inplace)
+    assert code == 0, out
+    assert run_opkit("lint", "--schema", inplace, "--dialect", "op-plugin")[0] == 1  # the option overrides the file
+
+
+@pytest.mark.parametrize(
+    "comment, silenced",
+    [("  # noqa", True), ("  # NOQA", True), ("  # noqa: Y002", True), ("  # noqa: y0", True), ("  # noqa: S1, Y", True),
+     ("  # noqa: Y003", False), ("  # noqa: S", False), ("", False)],
+)  # fmt: skip
+def test_noqa_on_the_line_silences_all_or_the_listed_codes(tmp_path, run_opkit, comment, silenced):
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(f"custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_apl: all_version{comment}\n")
+    code, out = run_opkit("lint", str(path))
+    assert ("Y002" not in out) is silenced and code == (0 if silenced else 1), out
