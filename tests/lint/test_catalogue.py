@@ -128,3 +128,27 @@ def test_example_findings_match_the_reviewed_snapshot(tmp_path):
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(text)
     assert text == SNAPSHOT.read_text()
+
+
+def test_s002_a_type_torchgen_dropped_is_judged_by_the_versions_that_build_the_entry(tmp_path):
+    (schema_finding,) = lint(schemas=["my_op(Tensor x, Dimname d) -> Tensor"]).findings
+    assert (schema_finding.code, schema_finding.column) == ("S002", 17)
+    assert schema_finding.message.startswith("type 'Dimname' is not parsed by torchgen after v2.12 (named-tensor overloads were dropped")
+    assert schema_finding.hint == "drop the overload, or give the entry a version range ending at v2.12"
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(
+        "all_version: [v2.1, v2.12, v2.13]\ncustom:\n"
+        "  - func: my_op(Tensor x, Dimname d) -> Tensor\n    op_api: [v2.1, v2.12]\n"  # never built by torch 2.13
+        "  - func: my_op2(Tensor x, Dimname d) -> Tensor\n    op_api: all_version\n"
+    )
+    (entry_finding,) = lint([str(path)], selection=Selection(("S002",)), use_cache=False).findings
+    assert (entry_finding.line, entry_finding.column, entry_finding.op) == (5, 28, "my_op2")
+    assert entry_finding.message == "type 'Dimname' is not parsed by torchgen after v2.12, but the entry is active in v2.13"
+    assert entry_finding.hint.startswith("end its op_api/acl_op range at v2.12 (named-tensor")
+
+
+def test_s002_suggests_the_nearest_type_only_when_one_is_near():
+    (near,) = lint(schemas=["my_op(Tensr x) -> Tensor"]).findings
+    assert near.hint == "did you mean 'Tensor'?" and near.column == 7
+    (far,) = lint(schemas=["my_op(Qwzxv x) -> Tensor"]).findings
+    assert far.code == "S002" and "did you mean" not in (far.hint or "")

@@ -37,7 +37,7 @@ values = st.recursive(
     lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.sampled_from(FIELDS), children, max_size=5)),
     max_leaves=25,
 )
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 def with_examples(cases):
@@ -85,7 +85,7 @@ def test_any_yaml_document_lints_without_a_crashing_rule(tmp_path_factory, docum
     assert result.exit_code() in (0, 1, 2)
 
 
-@settings(SETTINGS, max_examples=40)  # each document carries up to 16 entries: the slowest property
+@settings(SETTINGS, max_examples=25)  # each document carries up to 16 entries: the slowest property
 @given(st.dictionaries(st.sampled_from(["custom", "official", "all_version"]), st.lists(st.dictionaries(st.sampled_from(FIELDS), values, max_size=6), max_size=4)))
 def test_op_plugin_shaped_documents_lint_without_a_crashing_rule(tmp_path_factory, document):
     path = tmp_path_factory.mktemp("y") / "op_plugin_functions.yaml"
