@@ -152,3 +152,18 @@ def test_s002_suggests_the_nearest_type_only_when_one_is_near():
     assert near.hint == "did you mean 'Tensor'?" and near.column == 7
     (far,) = lint(schemas=["my_op(Qwzxv x) -> Tensor"]).findings
     assert far.code == "S002" and "did you mean" not in (far.hint or "")
+
+
+def test_s204_names_each_reason_and_only_for_new_ops(tmp_path):
+    path = tmp_path / "op_plugin_functions.yaml"
+    entries = {"custom": ["my_drop(Tensor x, float p, Generator? g=None) -> Tensor", "my_rand(Tensor x) -> Tensor", "my_op(Tensor x) -> Tensor"],
+               "official": ["bernoulli(Tensor x, *, Generator? generator=None) -> Tensor"]}  # fmt: skip
+    text = ""
+    for section, funcs in entries.items():
+        text += f"{section}:\n" + "".join(f"  - func: {f}\n    op_api: all_version\n" + ("    tags: nondeterministic_seeded\n" if "rand" in f or "drop" in f else "") for f in funcs)
+    path.write_text(text)
+    found = [(f.op, f.message) for f in lint([str(path)], selection=Selection(("S204",)), use_cache=False).findings]
+    assert found == [
+        ("my_drop", "op takes a Generator and is tagged nondeterministic_seeded: npugraph_ex cannot capture random-number ops"),
+        ("my_rand", "op is tagged nondeterministic_seeded: npugraph_ex cannot capture random-number ops"),
+    ]
