@@ -30,7 +30,18 @@ SUITES = {
 }  # fmt: skip
 
 # Mutants that change nothing observable, with the reason (mutmut's names: module.x_function__mutmut_N).
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "opkit.jsonio.x__position__mutmut_26": "count('\\n', None, start): None and 0 both start at the beginning",
+    "opkit.jsonio.x__position__mutmut_38": "rfind('\\n', None, start): None and 0 both start at the beginning",
+    "opkit.yamlio.x_nesting_bound__mutmut_5": "'XX[{XX': the match is one of []{}, never X",
+    "opkit.yamlio.x_nesting_bound__mutmut_19": "max(..., default=None): text.split('\\n') is never empty, the default is unused",
+    "opkit.yamlio.x_nesting_bound__mutmut_21": "max(...) without default: as above",
+    "opkit.yamlio.x_nesting_bound__mutmut_25": "max(..., default=1): as above",
+    "opkit.yamlio.x_expanded_size__mutmut_8": "yaml.parse without the C loader: the same events, only slower",
+    "opkit.yamlio.x_expanded_size__mutmut_22": "a scalar anchor's weight is 1, the same as the default for an unknown anchor",
+    "opkit.yamlio.x_compose__mutmut_5": "yaml.compose with the pure-Python Loader: the same resolver, the same nodes, only slower",
+    "opkit.yamlio.x_compose_all__mutmut_6": "as above, for compose_all",
+}
 
 
 def undecorate_rules(folder: Path) -> None:
