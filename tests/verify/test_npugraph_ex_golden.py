@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.library import Library, impl
+from oplib import OpLibrary
 
 from opkit.verify import Stage, check_graph_entry, verify_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("npugraph_ex_wheel")]
 
 NS = "opkit_t_ne"
-_lib = Library(NS, "FRAGMENT")
-_meta = Library(NS, "IMPL", "Meta")
-_cpu = Library(NS, "IMPL", "CPU")
-
-
-def op(schema: str, kernel, meta):
-    name = schema.split("(", 1)[0]
-    _lib.define(schema)
-    _cpu.impl(name, kernel)
-    impl(_meta, name)(meta)
+op = OpLibrary(NS).op
 
 
 def _scale_(x, s):

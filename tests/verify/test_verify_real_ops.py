@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.library import Library, impl
+from oplib import OpLibrary
 
 from opkit.verify import Stage, check_graph_entry
 
 pytestmark = pytest.mark.slow
 
 NS = "opkit_t_real"
-_lib = Library(NS, "FRAGMENT")
-_meta = Library(NS, "IMPL", "Meta")
-_cpu = Library(NS, "IMPL", "CPU")
-
-
-def op(schema: str, kernel, meta):
-    name = schema.split("(", 1)[0]
-    _lib.define(schema)
-    _cpu.impl(name, kernel)
-    impl(_meta, name)(meta)
+op = OpLibrary(NS).op
 
 
 def _copy_into(dst, src):
@@ -161,9 +152,7 @@ def test_mutated_input_mismatch_is_a_numerics_failure():
         calls.append(1)
         x.add_(len(calls))
 
-    _lib.define("flaky_(Tensor(a!) x) -> ()")
-    _cpu.impl("flaky_", flaky)
-    impl(_meta, "flaky_")(lambda x: None)
+    op("flaky_(Tensor(a!) x) -> ()", flaky, lambda x: None)
     report = check_graph_entry(ops.flaky_.default, (t(4, 8),), opcheck=False)
     assert report.failed_stage in (Stage.REPLAY, Stage.NUMERICS)
     assert any(c.name == "input x" and not c.ok for c in report.comparisons)
