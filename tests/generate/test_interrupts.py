@@ -31,6 +31,13 @@ def _update(target: str, schema: str) -> None:
     generate_project(make_spec("my_op", schema=schema), target, force=True, msopgen_mode="builtin")
 
 
+def _interruptible_update(target: str, schema: str) -> None:
+    """`_update` as a terminal's Ctrl-C meets it. The test process may have SIGINT ignored (a shell's
+    background job) or replaced, and a forked child inherits that: restore Python's own handler first."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _update(target, schema)
+
+
 def _staging_dirs(parent: Path) -> list[str]:
     return [name for name in os.listdir(parent) if ".opkit-" in name]
 
@@ -65,7 +72,7 @@ def test_a_run_killed_at_a_random_moment_leaves_a_whole_project(tmp_path, signum
     for round_ in range(30):
         before = _snapshot(target)
         schema = SCHEMAS[round_ % 2]
-        child = context.Process(target=_update, args=(str(target), schema))
+        child = context.Process(target=_interruptible_update, args=(str(target), schema))
         child.start()
         time.sleep(rng.uniform(0, duration))
         os.kill(child.pid, signum)
