@@ -73,16 +73,24 @@ class ParseCache:
         merged.update(parsed_results(self.missing))
         if len(merged) > MAX_ENTRIES:
             merged = dict(list(merged.items())[-MAX_ENTRIES:])
-        tmp = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(merged, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        store_pickle(self.path, merged)
+
+
+def store_pickle(path: Path, value: object) -> bool:
+    """Pickle ``value`` to ``path`` atomically (a temporary file renamed into place); False, and nothing
+    left behind, when the cache directory is unwritable: a cache never fails a lint."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False

@@ -15,7 +15,6 @@ import functools
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -75,21 +74,11 @@ def load(cache_key: str) -> tuple[list[Finding], int] | None:
 def store(cache_key: str, findings: list[Finding], files: int) -> None:
     """Write atomically; skip silently when the cache directory is unwritable."""
     path = _path(cache_key)
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((cache_key, findings, files), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        tmp = None
-        _prune(path.parent)
-    except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    if cache.store_pickle(path, (cache_key, findings, files)):
+        try:
+            _prune(path.parent)
+        except OSError:
+            pass
 
 
 def _prune(directory: Path) -> None:
