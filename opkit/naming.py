@@ -80,6 +80,12 @@ def aclnn_for_op_type(op_type_name: str) -> str:
     return "aclnn" + op_type_name
 
 
+def op_type_of_exec(exec_text: str) -> str | None:
+    """The OpType a gen_opapi ``exec`` calls (``aclnnScale, x, out`` → ``Scale``), or None for another callee."""
+    callee = exec_text.split(",", 1)[0].strip()
+    return callee[len("aclnn") :] if callee.startswith("aclnn") and len(callee) > len("aclnn") else None
+
+
 def python_identifier(name: str) -> str:
     """``name`` as a Python parameter/variable: keywords and ``self`` get a trailing ``_``."""
     return f"{name}_" if keyword.iskeyword(name) or name == "self" else name

@@ -24,7 +24,7 @@ def _fail(message: str) -> None:
 @click.option("--formats", default=",".join(msopgen.DEFAULT_FORMATS), show_default=True, help="msOpGen formats, comma-separated.")
 @click.option("--soc", default="ascend910b1", show_default=True, help="SoC versions, comma-separated (all go to msOpGen's -c).")
 @click.option("--out-like", metavar="ARG", help="Input Tensor (or Tensor[]) whose size and dtype outputs copy (default: first unwritten Tensor).")
-@click.option("--output", "outputs", multiple=True, metavar="NAME=like:ARG[,dtype:DTYPE]", help="Size/dtype rule of one output, e.g. rstd=like:x,dtype:float32 (repeatable).")
+@click.option("--output", "outputs", multiple=True, metavar="NAME=RULE", help="Size/dtype rule of one output (repeatable): like:ARG, size:[ARG.N, ARG, 8] (input dims, int args, literals), size:ARG (an int[] argument), dtype:DTYPE; e.g. rstd=size:[x.0, 1],dtype:float32.")
 @click.option("--op-type", metavar="OpType", help="msOpGen OpType (default: UpperCamelCase of NAME without npu_, e.g. npu_swiglu -> Swiglu; --op-type SwiGlu).")
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
@@ -63,7 +63,7 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
             click.echo(project.msopgen.output)
     else:
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
-    for warning in _schema_warnings(spec):
+    for warning in _schema_warnings(spec, project.path):
         click.echo(f"warning: {warning}")
     if project.conflicts:
         click.echo(
@@ -79,12 +79,12 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 
 
-def _schema_warnings(spec) -> list[str]:
+def _schema_warnings(spec, path) -> list[str]:
     from opkit.generate.spec import op_type_clashes
     from opkit.lint import Selection, lint
 
     result = lint(schemas=[spec.schema], dialect=spec.dialect, selection=Selection(select=("S",)))
-    return [f"{f.code} {f.message}" for f in result.findings] + op_type_clashes(spec)
+    return [f"{f.code} {f.message}" for f in result.findings] + op_type_clashes(spec, beside=path)
 
 
 def _check_host_code(path) -> bool:

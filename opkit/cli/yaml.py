@@ -31,8 +31,9 @@ def add_command(file: str, fragment: str, check: bool) -> None:
         sys.exit(2)
     if edit.status == "present":
         click.echo(f"{file}:{edit.line}: {edit.func} is already present; nothing to do")
-    elif check:
-        click.echo(f"{file}:{edit.line}: would add {edit.func} to custom:")
+        return
+    click.echo(f"{file}:{edit.line}: {'would add' if check else 'added'} {edit.func} to custom:")
+    for warning in edit.clashes:
+        click.echo(f"warning: {warning}")
+    if check:
         sys.exit(1)
-    else:
-        click.echo(f"{file}:{edit.line}: added {edit.func} to custom:")

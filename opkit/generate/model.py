@@ -100,9 +100,35 @@ class DummyArg:
         return naming.python_identifier(self.name)
 
 
+# How gen_opapi's ``size`` spells one entry of a ``size:[...]`` rule (real entries: ``{query.size(0), 8L}``).
+_CPP_SIZE_DIMS = {"dim": "{arg}.size({index})", "list_dim": "{arg}[0].size({index})", "int": "{arg}", "literal": "{index}L"}
+_CPP_EMPTY_SIZE = "at::IntArrayRef{}"
+
+
+@dataclass(frozen=True)
+class ShapeDim:
+    """One entry of a ``size:[...]`` rule with where each artifact finds it."""
+
+    kind: str  # dim | int | literal
+    arg: str = ""
+    index: int = 0  # the dimension (dim) or the value (literal)
+    arg_is_list: bool = False  # a dim of a Tensor[] argument: of its first element
+    input_index: int = 0  # IR input of ``arg`` (dim)
+    attr_index: int = 0  # OpDef attr of ``arg`` (int)
+
+    @property
+    def cpp(self) -> str:
+        kind = "list_dim" if self.kind == "dim" and self.arg_is_list else self.kind
+        return _CPP_SIZE_DIMS[kind].format(arg=self.arg, index=self.index)
+
+
 @dataclass(frozen=True)
 class OutputAlloc:
-    """A fresh output: its gen_opapi key, what sizes it, its dtype rule, and how every artifact spells them."""
+    """A fresh output: its gen_opapi key, what sizes it, its dtype rule, and how every artifact spells them.
+
+    ``like`` gives the device and, unless ``dtype``, the dtype; the size too unless ``shape`` (size:[...])
+    or ``size_arg`` (size:ARG, an int[] argument) replaces it.
+    """
 
     name: str
     like: str
@@ -112,6 +138,13 @@ class OutputAlloc:
     index: int = 0  # position among the OpDef's outputs
     like_index: int = 0  # position of ``like`` among the OpDef's inputs
     like_dynamic: bool = False
+    shape: tuple[ShapeDim, ...] | None = None
+    size_arg: str = ""
+    size_attr_index: int = 0  # OpDef attr of ``size_arg``
+
+    @property
+    def sized_by_rule(self) -> bool:
+        return self.shape is not None or bool(self.size_arg)
 
     @property
     def torch_dtype(self) -> str:
@@ -123,6 +156,10 @@ class OutputAlloc:
 
     @property
     def yaml_size(self) -> str:
+        if self.size_arg:
+            return self.size_arg
+        if self.shape is not None:
+            return "{" + ", ".join(d.cpp for d in self.shape) + "}" if self.shape else _CPP_EMPTY_SIZE
         return f"{self.like}[0].sizes()" if self.like_is_list else self.like
 
     @property
@@ -131,14 +168,29 @@ class OutputAlloc:
             return msopgen.ATEN_DTYPES.get(msopgen.DTYPES[self.dtype], self.like)
         return f"{self.like}[0].scalar_type()" if self.like_is_list else self.like
 
-    @property
-    def meta_expression(self) -> str:
-        """The Meta/fake function's allocation of this output."""
-        dtype = f", dtype=torch.{self.torch_dtype}" if self.dtype else ""
+    def sample_shape(self, values: dict[str, Any]) -> tuple[int, ...] | None:
+        """The shape the rule gives for the sample call (every tensor ``SAMPLE_SHAPE``, ints as sampled);
+        None for a list output or a value the sample does not fix."""
         if self.is_list:
-            source = self.like if self.like_is_list else f"[{self.like}]"
-            return f"[torch.empty_like(t{dtype}) for t in {source}]"
-        return f"torch.empty_like({self.like}[0]{dtype})" if self.like_is_list else f"torch.empty_like({self.like}{dtype})"
+            return None
+        if self.size_arg:
+            value = values.get(self.size_arg)
+            return tuple(value) if isinstance(value, list) else None
+        if self.shape is None:
+            return SAMPLE_SHAPE
+        dims = []
+        for d in self.shape:
+            if d.kind == "literal":
+                dims.append(d.index)
+            elif d.kind == "int":
+                if not isinstance(values.get(d.arg), int):
+                    return None
+                dims.append(values[d.arg])
+            elif -len(SAMPLE_SHAPE) <= d.index < len(SAMPLE_SHAPE):
+                dims.append(SAMPLE_SHAPE[d.index])
+            else:
+                return None
+        return tuple(dims)
 
 
 @dataclass(frozen=True)
@@ -329,6 +381,7 @@ class ProjectModel:
         fresh = {id(r) for r in sig.fresh_returns}
         output_index = {d.name: i for i, d in enumerate(self.prototype.outputs)}
         input_index = {d.name: i for i, d in enumerate(self.prototype.inputs)}
+        attr_index = {d.name: i for i, d in enumerate(self.prototype.attrs)}
         allocs = []
         for ret, name in zip(sig.returns, sig.output_names):
             if id(ret) not in fresh:
@@ -336,12 +389,20 @@ class ProjectModel:
             rule = self.spec.output_rule(name)
             like = sig.argument(rule.like)
             like_is_list = bool(like and like.type.is_list)
+            shape = None
+            if rule.shape is not None:
+                shape = tuple(self._shape_dim(d, input_index, attr_index) for d in rule.shape)
             allocs.append(
                 OutputAlloc(
-                    name, rule.like, like_is_list, rule.dtype, ret.type.is_list, output_index.get(name, 0), input_index.get(rule.like, 0), like_is_list
+                    name, rule.like, like_is_list, rule.dtype, ret.type.is_list, output_index.get(name, 0), input_index.get(rule.like, 0), like_is_list,
+                    shape, rule.size_arg, attr_index.get(rule.size_arg, 0),
                 )
-            )
+            )  # fmt: skip
         return tuple(allocs)
+
+    def _shape_dim(self, dim, input_index: dict[str, int], attr_index: dict[str, int]) -> ShapeDim:
+        arg = self.signature.argument(dim.arg) if dim.arg else None
+        return ShapeDim(dim.kind, dim.arg, dim.index, bool(arg and arg.type.is_list), input_index.get(dim.arg, 0), attr_index.get(dim.arg, 0))
 
     @property
     def new_params(self) -> tuple[NewParam, ...]:

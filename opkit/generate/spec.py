@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from opkit import __version__, msopgen, naming
-from opkit.signature import REFUSED_TYPES, Dialect, OpSignature, SchemaError, parse_schema
+from opkit.generate.outputs import OutputRule, OutputRuleError, default_out_like, like_problem, parse_outputs, shape_problem
+from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
 SPEC_FILE = "opkit.json"
 STYLES = ("op-plugin", "custom-op", "library")
@@ -77,44 +78,6 @@ def format_dtypes(default: tuple[str, ...], named: tuple[tuple[str, tuple[str, .
 
 
 @dataclass(frozen=True)
-class OutputRule:
-    """How one fresh output is sized and typed: like an input (size and dtype), or with a fixed dtype."""
-
-    name: str
-    like: str
-    dtype: str = ""  # an msOpGen dtype; empty: the dtype of ``like``
-
-    def to_json(self) -> dict:
-        return {"like": self.like, **({"dtype": self.dtype} if self.dtype else {})}
-
-    def __str__(self) -> str:
-        return f"{self.name}=like:{self.like}" + (f",dtype:{self.dtype}" if self.dtype else "")
-
-
-def parse_outputs(value: str | list | tuple | dict | None) -> tuple[OutputRule, ...]:
-    """``--output rstd=like:x,dtype:float32`` (repeatable; ';' also separates rules)."""
-    if not value:
-        return ()
-    if isinstance(value, dict):
-        return tuple(OutputRule(n, str(r.get("like", "")), str(r.get("dtype", ""))) for n, r in value.items())
-    parts = [p for item in ([value] if isinstance(value, str) else value) for p in str(item).split(";") if p.strip()]
-    rules = []
-    for part in parts:
-        name, eq, body = part.partition("=")
-        name = name.strip()
-        if not eq or not naming.IDENTIFIER_RE.match(name):
-            raise SpecError(f"--output {part.strip()!r}: write NAME=like:ARG[,dtype:DTYPE], e.g. rstd=like:x,dtype:float32")
-        fields = {}
-        for item in body.split(","):
-            key, colon, val = item.partition(":")
-            if not colon or key.strip() not in ("like", "dtype"):
-                raise SpecError(f"--output {part.strip()!r}: {item.strip()!r} is not like:ARG or dtype:DTYPE")
-            fields[key.strip()] = val.strip()
-        rules.append(OutputRule(name, fields.get("like", ""), fields.get("dtype", "")))
-    return tuple(rules)
-
-
-@dataclass(frozen=True)
 class OpSpec:
     name: str
     schema: str
@@ -143,8 +106,9 @@ class OpSpec:
         return self.op_type or self.signature.op_type
 
     def output_rule(self, name: str) -> OutputRule:
-        """The size/dtype rule of fresh output ``name``: its own, else like ``out_like``."""
-        return next((r for r in self.outputs if r.name == name), OutputRule(name, self.out_like))
+        """The size/dtype rule of fresh output ``name``: its own, else like ``out_like``; ``like`` defaults to ``out_like``."""
+        rule = next((r for r in self.outputs if r.name == name), OutputRule(name))
+        return rule if rule.like else replace(rule, like=self.out_like)
 
     def prototype(self) -> msopgen.Prototype:
         """The msOpGen prototype: output dtype rules fix their output's columns."""
@@ -177,6 +141,13 @@ class OpSpec:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
+
+
+def _parsed_outputs(value, *, where: str = "") -> tuple[OutputRule, ...]:
+    try:
+        return parse_outputs(value)
+    except OutputRuleError as exc:
+        raise SpecError(f"{where}{exc}") from None
 
 
 def make_spec(
@@ -217,7 +188,7 @@ def make_spec(
         vendor=vendor or "",
         op_type=op_type or "",
         descriptor_dtypes=named_dtypes,
-        outputs=parse_outputs(outputs),
+        outputs=_parsed_outputs(outputs),
         opkit_version=opkit_version,
     )
     sig = _checked_signature(spec, inplace=inplace)
@@ -236,151 +207,17 @@ def _checked_signature(spec: OpSpec, *, inplace: bool = False) -> OpSignature:
     try:
         sig = spec.signature
     except SchemaError as exc:
-        dimname = _dimname_refusal(spec)
+        from opkit.generate.refusals import dimname_refusal, library_suggestion
+
+        dimname = dimname_refusal(spec.schema, spec.style, spec.dialect)
         if dimname is not None:
             raise dimname from None
-        raise SpecError(f"bad schema {spec.schema!r}: {exc}{_library_suggestion(spec)}") from None
+        raise SpecError(f"bad schema {spec.schema!r}: {exc}{library_suggestion(spec.schema, spec.name, spec.style)}") from None
     if sig.name != spec.name:
         raise SpecError(f"the schema names the op {sig.name!r}, but NAME is {spec.name!r}")
     if inplace and not sig.mutated_arguments:
         raise SpecError("--inplace was given but the schema mutates no argument; annotate the written one Tensor(a!)")
     return sig
-
-
-def _dimname_refusal(spec: OpSpec) -> SpecError | None:
-    """torch 2.13's torchgen no longer parses Dimname: the documented refusal, with the int spelling."""
-    if not re.search(r"\bDimname\b", spec.schema):
-        return None
-    fixed = re.sub(r"\bDimname\b", "int", spec.schema)
-    try:
-        parse_schema(fixed, spec.dialect)
-    except SchemaError:
-        return None
-    return _refused(spec, [f"Dimname: {REFUSED_TYPES['Dimname']}"], fixed)
-
-
-def _refused(spec: OpSpec, reasons: list[str], fixed: str) -> SpecError:
-    import shlex
-
-    fixed_name = fixed.split("(", 1)[0].split(".", 1)[0].rsplit("::", 1)[-1]
-    style = f" --style {spec.style}" if spec.style != default_style(fixed_name) else ""
-    return SpecError(
-        f"cannot generate {spec.schema.split('(', 1)[0]}: {'; '.join(reasons)}. Corrected schema: {fixed} "
-        f"(opkit new {fixed_name}{style} --schema {shlex.quote(fixed)})"
-    )
-
-
-def _library_suggestion(spec: OpSpec) -> str:
-    """When only torch.library's dialect takes the schema: the exact command that generates it."""
-    if spec.style == "library":
-        return ""
-    try:
-        parse_schema(spec.schema, Dialect.TORCH_LIBRARY)
-    except SchemaError:
-        return ""
-    return f"; torch.library takes it: use --style library: {library_command(spec.name, spec.schema)}"
-
-
-def library_command(name: str, schema: str) -> str:
-    import shlex
-
-    return f"opkit new {name} --style library --schema {shlex.quote(schema)}"
-
-
-def default_out_like(sig: OpSignature) -> str:
-    """The tensor whose size and dtype fresh outputs copy: the first plain Tensor that is not written,
-    else any plain Tensor, else the first Tensor[] (ops whose tensors are all lists).
-
-    torchair's my_inplace example sizes its output like ``y``, the input it does not mutate.
-    """
-    candidates = [a for a in sig.arguments if _can_be_out_like(a)]
-    unwritten = [a for a in candidates if not a.is_mutated]
-    lists = [a for a in sig.arguments if a.is_tensor and a.type.is_list and not a.type.optional and not a.type.elem_optional]
-    chosen = (unwritten or candidates or lists)[:1]
-    return chosen[0].name if chosen else ""
-
-
-def _can_be_out_like(arg) -> bool:
-    return arg.is_tensor and not arg.type.is_list and not arg.type.optional
-
-
-def _can_size_outputs(arg) -> bool:
-    return _can_be_out_like(arg) or (arg.is_tensor and arg.type.is_list and not arg.type.optional and not arg.type.elem_optional)
-
-
-def _out_like_problem(sig: OpSignature, like: str, what: str) -> str | None:
-    """Why ``like`` cannot size an output, naming the argument and what would work; None if it can."""
-    usable = [a.name for a in sig.arguments if _can_size_outputs(a)]
-    would = f"use one of: {', '.join(usable)}" if usable else "the schema has no Tensor or Tensor[] argument to size outputs from"
-    if not like:
-        return f"{what}: no input to size the outputs from; {would}"
-    arg = sig.argument(like)
-    if arg is None:
-        return f"{what} {like!r} is not an argument of the schema; {would}"
-    if not _can_size_outputs(arg):
-        kind = "optional (it may be None)" if arg.type.optional else f"a {arg.type}, not a tensor"
-        return f"{what} {like!r} is {kind}: outputs copy the size and dtype of a Tensor or Tensor[] argument; {would}"
-    return None
-
-
-def corrected_schema(sig: OpSignature) -> str | None:
-    """The schema to write instead of one opkit refuses by design, or None.
-
-    Returned mutated inputs are dropped from the returns (a custom op must return () or fresh tensors),
-    a trailing in-place '_' goes (torchgen requires such ops to return their input), Generator,
-    Device, Layout and MemoryFormat arguments are dropped and a Dimname becomes an int.
-    """
-    from dataclasses import replace as dc_replace
-
-    from opkit.signature import ArgType, Return
-
-    changed = False
-    arguments = []
-    for a in sig.arguments:
-        if a.type.base == "Dimname":
-            arguments.append(dc_replace(a, type=ArgType("int", a.type.optional, a.type.is_list, a.type.size)))
-            changed = True
-        elif a.type.refusal:
-            changed = True
-        elif a.alias is not None and not a.alias.is_write:
-            arguments.append(dc_replace(a, alias=None))  # a view's source: nothing aliases it once the return is fresh
-        else:
-            arguments.append(a)
-    # A view (``-> Tensor(a)``) becomes a fresh tensor; a returned mutated input (``-> Tensor(a!)``) goes.
-    returns = tuple(dc_replace(r, alias=None) for r in sig.returns if r.alias is None or not r.alias.is_write)
-    name, overload = sig.name, sig.overload
-    if any(r.alias is not None for r in sig.returns):
-        changed = True
-    if len(returns) != len(sig.returns):
-        changed = True
-        if sig.out_arguments:
-            # An out= overload: graph code calls its functional twin, which returns the out tensors fresh.
-            outs = {a.name for a in sig.out_arguments}
-            named = len(outs) > 1
-            returns = returns + tuple(Return(ArgType("Tensor"), a.name if named else None) for a in sig.out_arguments)
-            arguments = [a for a in arguments if a.name not in outs]
-            overload = ""
-        elif sig.is_inplace_name and sig.dialect is Dialect.OP_PLUGIN:
-            name = sig.name[:-1]
-    if not changed:
-        return None
-    fixed = dc_replace(sig, name=name, overload=overload, arguments=tuple(arguments), returns=returns)
-    return str(fixed)
-
-
-def _refusal(sig: OpSignature, spec: OpSpec) -> SpecError | None:
-    """A documented refusal: why, and the corrected schema with the command that generates it."""
-    reasons = [f"'{a.type} {a.name}': {a.type.refusal}" for a in sig.arguments if a.type.refusal]
-    if any(r.alias is not None and not r.alias.is_write for r in sig.returns):
-        reasons.insert(0, "it returns a view of an input (-> Tensor(a)); a custom op's outputs must not alias its inputs: return a fresh Tensor")
-    if any(r.alias is not None and r.alias.is_write for r in sig.returns):
-        reasons.insert(0, "it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; return () or fresh tensors")
-    if not reasons:
-        return None
-    fixed = corrected_schema(sig)
-    if fixed is None:
-        return SpecError(f"cannot generate {sig.full_name}: {'; '.join(reasons)}")
-    return _refused(spec, reasons, fixed)
 
 
 def validate_spec(spec: OpSpec) -> None:
@@ -395,7 +232,9 @@ def validate_spec(spec: OpSpec) -> None:
     if spec.style not in STYLES:
         raise SpecError(f"unknown style {spec.style!r}: choose one of {', '.join(STYLES)}")
     sig = _checked_signature(spec)
-    refusal = _refusal(sig, spec)
+    from opkit.generate.refusals import refusal as documented_refusal
+
+    refusal = documented_refusal(sig, spec.schema, spec.style)
     if refusal is not None:
         raise refusal
     for arg in sig.arguments:
@@ -445,11 +284,14 @@ def validate_spec(spec: OpSpec) -> None:
     for rule in spec.outputs:
         if rule.name not in fresh_names:
             raise SpecError(f"--output {rule.name!r} is not a returned tensor; outputs: {', '.join(fresh_names) or 'none'}")
+    if len({r.name for r in spec.outputs}) != len(spec.outputs):
+        twice = next(r.name for i, r in enumerate(spec.outputs) if r.name in {o.name for o in spec.outputs[:i]})
+        raise SpecError(f"--output {twice!r} is given twice; keep one rule per output")
     if fresh_names:
         for name in fresh_names:
             rule = spec.output_rule(name)
-            what = f"--output {name}=like:" if any(r.name == name for r in spec.outputs) else "--out-like"
-            problem = _out_like_problem(sig, rule.like, what)
+            what = f"--output {name}=like:" if any(r.name == name and r.like for r in spec.outputs) else "--out-like"
+            problem = like_problem(sig, rule.like, what) or shape_problem(sig, rule)
             if problem:
                 raise SpecError(problem)
     elif spec.out_like and sig.argument(spec.out_like) is None:
@@ -462,17 +304,52 @@ def validate_spec(spec: OpSpec) -> None:
     _check_lint_clean(spec)
 
 
-def op_type_clashes(spec: OpSpec, others: tuple[OpSpec, ...] = ()) -> list[str]:
-    """Warnings for an OpType that CANN already ships, or that another op of the same package takes
-    (``scale`` and ``scale_`` are both ``Scale``): one kernel package cannot hold two ops of one type."""
-    op_type = spec.resolved_op_type
+def op_type_clashes(spec: OpSpec, others: tuple[OpSpec, ...] = (), *, beside: str | os.PathLike | None = None) -> list[str]:
+    """Warnings for an OpType that CANN already ships, or that another op takes (``scale`` and ``scale_``
+    are both ``Scale``): ``others``, and with ``beside`` the opkit projects next to that directory."""
+    declared = [(o.signature.name, o.resolved_op_type, "") for o in others]
+    if beside is not None:
+        declared += op_types_beside(beside)
+    return op_type_warnings(spec.signature.name, spec.resolved_op_type, declared)
+
+
+def op_type_warnings(name: str, op_type: str, others: list[tuple[str, str, str]]) -> list[str]:
+    """The clash warnings of op ``name`` with OpType ``op_type`` among ``others`` (name, OpType, where it is
+    declared): ops of another name taking the same OpType, and CANN's built-in OpTypes."""
     warnings = []
     if op_type in msopgen.CANN_BUILTIN_OP_TYPES:
         warnings.append(f"OpType {op_type} is a CANN built-in op: installing this package shadows it; choose another with --op-type")
-    for other in others:
-        if other.name != spec.name and other.resolved_op_type == op_type:
-            warnings.append(f"OpType {op_type} is also the OpType of {other.name}: one package cannot hold both; give one --op-type")
+    for other_name, other_type, where in others:
+        if other_name != name and other_type == op_type:
+            at = f" ({where})" if where else ""
+            warnings.append(f"OpType {op_type} is also the OpType of {other_name}{at}: one OpType, two kernels, and the package installed last shadows the other; give one --op-type")
     return warnings
+
+
+def op_types_beside(target: str | os.PathLike) -> list[tuple[str, str, str]]:
+    """(name, OpType, its opkit.json) of the opkit projects next to ``target`` (the directories beside it).
+
+    Read lightly (name, schema, op_type only): a broken neighbour is skipped, it is not this run's input.
+    """
+    from pathlib import Path
+
+    target = Path(target).resolve()
+    found = []
+    parent = target.parent
+    try:
+        neighbours = sorted(p for p in parent.iterdir() if p != target and (p / SPEC_FILE).is_file())
+    except OSError:
+        return []
+    for project in neighbours:
+        path = project / SPEC_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            dialect = Dialect.OP_PLUGIN if data.get("style") == "op-plugin" else Dialect.TORCH_LIBRARY
+            sig = parse_schema(data["schema"], dialect)
+            found.append((sig.name, data.get("op_type") or sig.op_type, os.path.relpath(path)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            continue
+    return found
 
 
 def _check_columns(spec: OpSpec, prototype: msopgen.Prototype) -> None:
@@ -494,6 +371,8 @@ def _check_columns(spec: OpSpec, prototype: msopgen.Prototype) -> None:
 def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
     """torch.library.custom_op infers the schema from Python annotations; some schemas it cannot produce:
     those are answered with the --style library command that generates them."""
+    from opkit.generate.refusals import library_command
+
     use = f"; use --style library: {library_command(spec.name, spec.schema)}"
     if sig.overload:
         raise SpecError(f"custom_op ops have no overload name ('.{sig.overload}'){use}")
@@ -565,7 +444,7 @@ def spec_from_json(data: object, *, where: str = SPEC_FILE) -> OpSpec:
         vendor=data["vendor"],
         op_type=data.get("op_type", ""),
         descriptor_dtypes=tuple((n, tuple(t)) for n, t in data.get("descriptor_dtypes", {}).items()),
-        outputs=parse_outputs(data.get("outputs")),
+        outputs=_parsed_outputs(data.get("outputs"), where=f"{where}: outputs: "),
         opkit_version=data.get("opkit_version", __version__),
     )
     validate_spec(spec)

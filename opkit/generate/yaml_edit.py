@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from opkit import yamlio
+from opkit import naming, yamlio
 from opkit.generate import file_write
 from opkit.lint.sources import InputError, decode_text, read_bytes
 from opkit.signature import Dialect, SchemaError, parse_schema
@@ -42,6 +42,7 @@ class YamlEdit:
     status: str  # added | present
     line: int  # 1-based line of the new (or existing) entry
     new_bytes: bytes  # the whole file after the edit (== the old bytes when present), BOM and line endings kept
+    clashes: tuple[str, ...] = ()  # warnings: another custom op whose exec calls the same OpType
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,10 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
     func = entry["func"]
     name = parse_schema(func, Dialect.OP_PLUGIN).full_name
     section_key = section_node = None
+    declared: list[tuple[str, str, str]] = []  # (op, OpType, file:line) of the custom entries with an exec
     for key, value in root.value:
+        if key.value == SECTION and isinstance(value, yaml.SequenceNode):
+            declared += [(_op_name(f).split(".")[0], t, f"{path}:{item.start_mark.line + 1}") for item in value.value for f, t in [_entry_op_type(item)] if f and t]
         if isinstance(value, yaml.SequenceNode):
             for item in value.value:
                 found = _entry_func(item)
@@ -216,7 +220,33 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
         lines[insert_at - 1] += file.newline  # the last line had no line break
     new_text = "".join(lines[:insert_at]) + block + "".join(lines[insert_at:])
     _check_loads_back(path, text, new_text, entry)
-    return YamlEdit(path, func, "added", insert_at + 2 if block.startswith(file.newline) else insert_at + 1, file.encode(new_text))
+    line = insert_at + 2 if block.startswith(file.newline) else insert_at + 1
+    return YamlEdit(path, func, "added", line, file.encode(new_text), _clashes(entry, declared))
+
+
+def _clashes(entry: dict, declared: list[tuple[str, str, str]]) -> tuple[str, ...]:
+    """OpType clashes of the new entry with the file's custom entries (an entry without gen_opapi has no known OpType)."""
+    from opkit.generate.spec import op_type_warnings
+
+    exec_text = (entry.get("gen_opapi") or {}).get("exec") if isinstance(entry.get("gen_opapi"), dict) else None
+    op_type = naming.op_type_of_exec(exec_text) if isinstance(exec_text, str) else None
+    if op_type is None:
+        return ()
+    name = _op_name(entry["func"]).split(".")[0]
+    return tuple(w for w in op_type_warnings(name, op_type, declared) if "CANN built-in" not in w)
+
+
+def _entry_op_type(item: yaml.Node) -> tuple[str | None, str | None]:
+    """(func, the OpType its gen_opapi exec calls) of an entry node; None where it has none."""
+    if not isinstance(item, yaml.MappingNode):
+        return None, None
+    fields = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
+    func = fields.get("func")
+    gen = fields.get("gen_opapi")
+    exec_node = next((v for k, v in gen.value if k.value == "exec"), None) if isinstance(gen, yaml.MappingNode) else None
+    func_text = func.value if isinstance(func, yaml.ScalarNode) else None
+    op_type = naming.op_type_of_exec(exec_node.value) if isinstance(exec_node, yaml.ScalarNode) else None
+    return func_text, op_type
 
 
 def _is_empty(node: yaml.Node) -> bool:

@@ -42,7 +42,79 @@ CASES = [
     ("npu_swiglu", "npu_swiglu(Tensor x, int dim=-1) -> Tensor", {"op_type": "SwiGlu", "soc": "ascend950pr,ascend910b1,ascend310p3vir01"}),
     ("cplx", "cplx(Tensor x) -> Tensor", {"dtypes": "float;out=complex64", "outputs": "out=like:x,dtype:complex64"}),
     ("lib_norm", "mylib::lib_norm(Tensor! x, Tensor w, int[] k=[1,2]) -> (Tensor y, Tensor rstd)", {"style": "library", "outputs": "rstd=like:w,dtype:float32"}),
+    # size rules: input dims, int arguments, literals, 0-dim, an int[] argument, a Tensor[]'s dims
+    ("npu_group_stats", "npu_group_stats(Tensor input, int num_groups, float eps=1e-05) -> (Tensor y, Tensor mean, Tensor rstd)",
+     {"outputs": "mean=size:[input.0, num_groups],dtype:float32;rstd=size:[input.-1, num_groups, 8],dtype:float32"}),
+    ("count_op", "count_op(Tensor x) -> (Tensor y, Tensor n)", {"outputs": "n=size:[],dtype:int64"}),
+    ("new_zeros_op", "new_zeros_op(Tensor self, int[] size, *, int fill=0) -> Tensor", {"outputs": "out=size:size"}),
+    ("list_dims", "list_dims(Tensor[] xs, Tensor? w, SymInt k) -> Tensor", {"outputs": "out=size:[xs.-1, k, 4]"}),
+    ("mylib_topk", "mylib::mylib_topk(Tensor x, int k) -> (Tensor, Tensor)",
+     {"style": "custom-op", "outputs": "out0=size:[x.0, k];out1=size:[x.0, k],dtype:int64"}),
 ]  # fmt: skip
+
+
+def _yaml_dims(size: str, sig) -> tuple:
+    """gen_opapi's ``{x.size(0), k, 8L}`` (or an int[] argument's name) as (kind, argument, index) triples."""
+    if not size.startswith("{"):
+        return (("list", size, 0),) if sig.argument(size) is not None and sig.argument(size).type.is_list and not sig.argument(size).is_tensor else ("like", size)
+    dims = []
+    for item in filter(None, (p.strip() for p in size[1:-1].split(","))):
+        m = re.fullmatch(r"(\w+)(?:\[0\])?\.size\((-?\d+)\)", item)
+        dims.append(("dim", m[1], int(m[2])) if m else ("literal", "", int(item[:-1])) if re.fullmatch(r"\d+L", item) else ("int", item, 0))
+    return tuple(dims)
+
+
+def _meta_dims(expression: ast.expr) -> tuple:
+    """The Meta function's ``t.new_empty([x.shape[0], k, 8])`` (or ``new_empty(size)``) as the same triples."""
+    assert isinstance(expression, ast.Call) and ast.unparse(expression.func).endswith(".new_empty"), ast.unparse(expression)
+    (shape,) = expression.args
+    if isinstance(shape, ast.Name):
+        return (("list", shape.id, 0),)
+    dims = []
+    for e in shape.elts:
+        if isinstance(e, ast.Constant):
+            dims.append(("literal", "", e.value))
+        elif isinstance(e, ast.Name):
+            dims.append(("int", e.id, 0))
+        else:  # x.shape[N] or xs[0].shape[N]
+            arg = e.value.value
+            arg = arg.value if isinstance(arg, ast.Subscript) else arg
+            dims.append(("dim", arg.id, ast.literal_eval(e.slice)))
+    return tuple(dims)
+
+
+def _infer_shape_dims(host: str, index: int, inputs: list[str], attrs: list[str]) -> tuple:
+    """The op_host InferShape block of output ``index``, read back as the same triples."""
+    block = host.split(f"context->GetOutputShape({index});", 1)[1].split("}", 1)[0]
+    if "GetListInt(" in block or "GetListInt(" in host.split(f"context->GetOutputShape({index});", 1)[0].rsplit("{", 1)[1]:
+        k = int(re.search(r"GetListInt\((\d+)\)", host.split(f"context->GetOutputShape({index});", 1)[0].rsplit("{", 1)[1])[1])
+        return (("list", attrs[k], 0),)
+    count = int(re.search(r"SetDimNum\((\d+)\)", block)[1])
+    dims = []
+    for line in re.findall(r"SetDim\(\d+, (.*)\);", block):
+        shape = re.match(r"context->Get(?:Required|Dynamic)?InputShape\((\d+)(?:, 0)?\)->GetDim\((.*)\)$", line)
+        attr = re.match(r"\*context->GetAttrs\(\)->GetAttrPointer<int64_t>\((\d+)\)", line)
+        if shape:
+            n = shape[2].rsplit(" - ", 1)
+            dims.append(("dim", inputs[int(shape[1])], -int(n[1]) if len(n) == 2 else int(n[0])))
+        elif attr:
+            dims.append(("int", attrs[int(attr[1])], 0))
+        else:
+            dims.append(("literal", "", int(line)))
+    assert count == len(dims)
+    return tuple(dims)
+
+
+def _rule_dims(rule) -> tuple:
+    if rule.size_arg:
+        return (("list", rule.size_arg, 0),)
+    return tuple((d.kind, d.arg, d.index) for d in rule.shape)
+
+
+def _torch_dtype(dtype: str) -> str:
+    import torch
+
+    return str(getattr(torch, {"float": "float32"}.get(dtype, dtype))).removeprefix("torch.")
 
 
 def _meta_function(project, name: str) -> ast.FunctionDef:
@@ -93,6 +165,12 @@ def test_every_artifact_agrees(generate, name, schema, options):
         if d["name"] in rules and rules[d["name"]].dtype:
             ge = msopgen.DTYPES[rules[d["name"]].dtype]
             assert f"SetOutputDataType({i}, ge::{ge})" in host and {msopgen.DTYPES[t] for t in d["type"]} == {ge}
+    # size rules: opkit.json ↔ InferShape ↔ yaml gen_opapi size ↔ Meta new_empty, dim for dim
+    sized = {name: r for name, r in ((n, spec.output_rule(n)) for n in sig.output_names) if r.shape is not None or r.size_arg}
+    input_names, attr_names = [d["name"] for d in op["input_desc"]], [a["name"] for a in op.get("attr", [])]
+    for i, d in enumerate(outputs):
+        if d["name"] in sized:
+            assert _infer_shape_dims(host, i, input_names, attr_names) == _rule_dims(sized[d["name"]])
     kernel_src = (project / op["op"] / "op_kernel" / f"{kernel}.cpp").read_text()
     params = [p.split()[-1] for p in re.search(rf"void {kernel}\(([^)]*)\)", kernel_src)[1].split(",")]
     assert len(params) == len(set(params)) == len(op["input_desc"]) + len(outputs) + 2
@@ -125,6 +203,8 @@ def test_every_artifact_agrees(generate, name, schema, options):
                 rule = spec.output_rule(key)
                 if rule.dtype:
                     assert gen[key]["dtype"] == msopgen.ATEN_DTYPES[msopgen.DTYPES[rule.dtype]]
+                if key in sized:
+                    assert _yaml_dims(gen[key]["size"], sig) == _rule_dims(sized[key]) or (gen[key]["size"] == "at::IntArrayRef{}" and not _rule_dims(sized[key]))
     else:
         assert not fragment.exists()
 
@@ -140,6 +220,13 @@ def test_every_artifact_agrees(generate, name, schema, options):
         assert isinstance(returned, ast.Tuple) and len(returned.elts) == len(sig.returns)
     else:
         assert isinstance(returned, ast.ListComp) == sig.returns[0].type.is_list
+    allocations = returned.elts if isinstance(returned, ast.Tuple) else [returned]
+    for out_name, allocation in zip(sig.output_names, allocations):
+        if out_name in sized:
+            assert _meta_dims(allocation) == _rule_dims(sized[out_name])
+            rule = sized[out_name]
+            dtype_kw = {k.arg: ast.unparse(k.value) for k in allocation.keywords}.get("dtype")
+            assert dtype_kw == (f"torch.{_torch_dtype(rule.dtype)}" if rule.dtype else None)
     defaults = dict(zip([a.arg for a in meta.args.args][-len(meta.args.defaults) :] if meta.args.defaults else [], meta.args.defaults))
     for arg in sig.omittable_arguments:
         if not arg.kwarg_only:

@@ -6,16 +6,37 @@
 {%- if not loop.last %}, {% endif -%}
 {%- endfor -%}
 {%- endmacro -%}
+{%- macro py_dim(d) -%}
+{%- if d.kind == "dim" %}{{ d.arg }}{% if d.arg_is_list %}[0]{% endif %}.shape[{{ d.index }}]{% elif d.kind == "int" %}{{ d.arg }}{% else %}{{ d.index }}{% endif -%}
+{%- endmacro -%}
+{%- macro alloc(o, t) -%}
+{#- One output (t: the tensor it takes its device from): like's size, or its size rule; like's dtype, or its own. -#}
+{%- set dtype = ", dtype=torch." ~ o.torch_dtype if o.dtype else "" -%}
+{%- if o.size_arg -%}
+{{ t }}.new_empty({{ o.size_arg }}{{ dtype }})
+{%- elif o.shape is not none -%}
+{{ t }}.new_empty([{% for d in o.shape %}{{ py_dim(d) }}{% if not loop.last %}, {% endif %}{% endfor %}]{{ dtype }})
+{%- else -%}
+torch.empty_like({{ t }}{{ dtype }})
+{%- endif -%}
+{%- endmacro -%}
+{%- macro allocation(o) -%}
+{%- if o.is_list -%}
+[{{ alloc(o, "t") }} for t in {{ o.like if o.like_is_list else "[" ~ o.like ~ "]" }}]
+{%- else -%}
+{{ alloc(o, o.like ~ "[0]" if o.like_is_list else o.like) }}
+{%- endif -%}
+{%- endmacro -%}
 {%- macro fake_body() -%}
 {%- if op.returns_kind == "none" %}
     # {{ op.mutated_names | join(", ") }} {{ "is" if op.mutated_names | length == 1 else "are" }} written in place: nothing to allocate, and the schema returns nothing.
     return None
 {%- elif op.returns_kind == "tensor" %}
-    # Output size and dtype: {{ op.fresh_outputs[0].name }} like {{ op.fresh_outputs[0].like }}{% if op.fresh_outputs[0].dtype %}, dtype {{ op.fresh_outputs[0].dtype }}{% endif %} (--output / --out-like); change this if the op reshapes.
-    return {{ op.fresh_outputs[0].meta_expression }}
+    # Output size and dtype: {{ op.fresh_outputs[0].name }} like {{ op.fresh_outputs[0].like }}{% if op.fresh_outputs[0].sized_by_rule %}, size {{ op.spec.output_rule(op.fresh_outputs[0].name).size_text }}{% endif %}{% if op.fresh_outputs[0].dtype %}, dtype {{ op.fresh_outputs[0].dtype }}{% endif %} (--output / --out-like); change this if the op reshapes.
+    return {{ allocation(op.fresh_outputs[0]) }}
 {%- else %}
-    # Output sizes and dtypes follow each output's rule (--output NAME=like:ARG,dtype:DTYPE; default --out-like {{ op.spec.out_like }}).
-    return ({% for o in op.fresh_outputs %}{{ o.meta_expression }}{% if not loop.last %}, {% endif %}{% endfor %})
+    # Output sizes and dtypes follow each output's rule (--output NAME=like:ARG,size:[...],dtype:DTYPE; default --out-like {{ op.spec.out_like }}).
+    return ({% for o in op.fresh_outputs %}{{ allocation(o) }}{% if not loop.last %}, {% endif %}{% endfor %})
 {%- endif %}
 {%- endmacro -%}
 {%- if op.style == "op-plugin" -%}

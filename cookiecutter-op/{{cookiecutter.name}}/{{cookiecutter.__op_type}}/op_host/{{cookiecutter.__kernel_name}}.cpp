@@ -31,10 +31,39 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
 namespace ge {
 static ge::graphStatus InferShape(gert::InferShapeContext* context)
 {
-    // Every output: the shape of the input its rule names (--output NAME=like:ARG, default --out-like).
+    // Every output: the shape of the input its rule names (--output NAME=like:ARG, default --out-like),
+    // or the shape its size rule builds from input dims and int attrs (--output NAME=size:[...] / size:ARG).
     // TorchAir derives both functions when inputs and outputs map one to one onto the PyTorch op.
 {%- for o in op.infer_rules %}
+{%- if o.size_arg %}
+    {
+        // {{ o.name }}: the shape the int[] attr {{ o.size_arg }} gives (--output {{ o.name }}=size:{{ o.size_arg }})
+        const gert::TypedContinuousVector<int64_t>* dims = context->GetAttrs()->GetListInt({{ o.size_attr_index }});
+        gert::Shape* shape = context->GetOutputShape({{ o.index }});
+        shape->SetDimNum(dims->GetSize());
+        for (size_t i = 0; i < dims->GetSize(); ++i) {
+            shape->SetDim(i, dims->GetData()[i]);
+        }
+    }
+{%- elif o.shape is not none %}
+    {
+        // {{ o.name }}: size {{ op.spec.output_rule(o.name).size_text }} (--output {{ o.name }}=size:[...])
+        gert::Shape* shape = context->GetOutputShape({{ o.index }});
+        shape->SetDimNum({{ o.shape | length }});
+{%- for d in o.shape %}
+{%- if d.kind == "dim" %}
+{%- set source = op.input_shape(d.input_index) %}
+        shape->SetDim({{ loop.index0 }}, {{ source }}->GetDim({% if d.index < 0 %}{{ source }}->GetDimNum() - {{ -d.index }}{% else %}{{ d.index }}{% endif %}));  // {{ d.arg }}.{{ d.index }}
+{%- elif d.kind == "int" %}
+        shape->SetDim({{ loop.index0 }}, *context->GetAttrs()->GetAttrPointer<int64_t>({{ d.attr_index }}));  // attr {{ d.arg }}
+{%- else %}
+        shape->SetDim({{ loop.index0 }}, {{ d.index }});
+{%- endif %}
+{%- endfor %}
+    }
+{%- else %}
     *context->GetOutputShape({{ o.index }}) = *{{ op.input_shape(o.like_index) }};  // {{ o.name }} like {{ o.like }}{% if o.is_list %} (DYNAMIC: instance 0 shown){% endif %}
+{%- endif %}
 {%- endfor %}
     return GRAPH_SUCCESS;
 }

@@ -1,0 +1,166 @@
+"""Documented refusals: schemas opkit will not generate by design, each answered with why and the corrected
+schema (and the exact ``opkit new`` command) to use instead.
+
+README, "Refusals", lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
+``Device``/``Layout``/``MemoryFormat`` arguments, non-tensor returns, and ops with no tensor input.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, replace
+
+from opkit.generate.outputs import OutputRule, default_out_like
+from opkit.generate.spec import SpecError, default_style
+from opkit.signature import REFUSED_TYPES, ArgType, Argument, Dialect, OpSignature, Return, SchemaError, parse_schema
+
+# A non-tensor return becomes a 0-dim tensor of this msOpGen dtype (an AI Core op writes only tensors).
+_RETURN_DTYPES = {"int": "int64", "SymInt": "int64", "bool": "bool", "float": "float32", "Scalar": "float32"}
+NON_TENSOR_RETURN = "an Ascend C kernel writes only tensors: return a 0-dim Tensor and read it with .item() outside the graph"
+NO_TENSOR_INPUT = (
+    "it has no Tensor input, so torch has no device to dispatch it to ('There were no tensor arguments to this "
+    "function') and its Meta function none to take: take a Tensor self whose device and dtype the output takes, "
+    "as ATen's new_empty/new_zeros do"
+)
+
+
+def library_command(name: str, schema: str) -> str:
+    return f"opkit new {name} --style library --schema {shlex.quote(schema)}"
+
+
+def library_suggestion(schema: str, name: str, style: str) -> str:
+    """When only torch.library's dialect takes the schema: the exact command that generates it."""
+    if style == "library":
+        return ""
+    try:
+        parse_schema(schema, Dialect.TORCH_LIBRARY)
+    except SchemaError:
+        return ""
+    return f"; torch.library takes it: use --style library: {library_command(name, schema)}"
+
+
+def _command(style: str, fixed: str, outputs: tuple[OutputRule, ...]) -> str:
+    fixed_name = fixed.split("(", 1)[0].split(".", 1)[0].rsplit("::", 1)[-1]
+    words = ["opkit", "new", fixed_name]
+    if style != default_style(fixed_name):
+        words += ["--style", style]
+    words += ["--schema", fixed]
+    for rule in outputs:
+        words += ["--output", str(rule)]
+    return shlex.join(words)
+
+
+def _refused(schema: str, style: str, reasons: list[str], fixed: str, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
+    return SpecError(f"cannot generate {schema.split('(', 1)[0]}: {'; '.join(reasons)}. Corrected schema: {fixed} ({_command(style, fixed, outputs)})")
+
+
+def dimname_refusal(schema: str, style: str, dialect: Dialect) -> SpecError | None:
+    """torch 2.13's torchgen no longer parses Dimname: the documented refusal, with the int spelling."""
+    if not re.search(r"\bDimname\b", schema):
+        return None
+    fixed = re.sub(r"\bDimname\b", "int", schema)
+    try:
+        parse_schema(fixed, dialect)
+    except SchemaError:
+        return None
+    return _refused(schema, style, [f"Dimname: {REFUSED_TYPES['Dimname']}"], fixed)
+
+
+def _sized_by(arguments: list[Argument]) -> str:
+    """The int[] argument a factory op's output is most likely sized by (``size``, else the first)."""
+    lists = [a.name for a in arguments if a.type.base in ("int", "SymInt") and a.type.is_list and not a.type.optional]
+    return "size" if "size" in lists else (lists[0] if lists else "")
+
+
+@dataclass(frozen=True)
+class Correction:
+    signature: OpSignature
+    outputs: tuple[OutputRule, ...] = ()  # the --output rules the corrected schema needs
+    adds_input: bool = False  # a Tensor self was added: the op had no tensor input
+
+
+def corrected(sig: OpSignature) -> Correction | None:
+    """The schema to write instead of one opkit refuses by design (and the --output rules it needs), or None.
+
+    Returned mutated inputs are dropped from the returns (a custom op must return () or fresh tensors),
+    a trailing in-place '_' goes (torchgen requires such ops to return their input), Generator, Device,
+    Layout and MemoryFormat arguments are dropped, a Dimname becomes an int, a non-tensor return becomes
+    a 0-dim Tensor, and an op left without a Tensor input takes ``Tensor self`` first (ATen's new_* ops).
+    """
+    changed = False
+    arguments = []
+    for a in sig.arguments:
+        if a.type.base == "Dimname":
+            arguments.append(replace(a, type=ArgType("int", a.type.optional, a.type.is_list, a.type.size)))
+            changed = True
+        elif a.type.refusal:
+            changed = True
+        elif a.alias is not None and not a.alias.is_write:
+            arguments.append(replace(a, alias=None))  # a view's source: nothing aliases it once the return is fresh
+        else:
+            arguments.append(a)
+    # A view (``-> Tensor(a)``) becomes a fresh tensor; a returned mutated input (``-> Tensor(a!)``) goes.
+    returns = tuple(replace(r, alias=None) for r in sig.returns if r.alias is None or not r.alias.is_write)
+    name, overload = sig.name, sig.overload
+    if any(r.alias is not None for r in sig.returns):
+        changed = True
+    if len(returns) != len(sig.returns):
+        changed = True
+        if sig.out_arguments:
+            # An out= overload: graph code calls its functional twin, which returns the out tensors fresh.
+            outs = {a.name for a in sig.out_arguments}
+            named = len(outs) > 1
+            returns = returns + tuple(Return(ArgType("Tensor"), a.name if named else None) for a in sig.out_arguments)
+            arguments = [a for a in arguments if a.name not in outs]
+            overload = ""
+        elif sig.is_inplace_name and sig.dialect is Dialect.OP_PLUGIN:
+            name = sig.name[:-1]
+    scalar_returns = {i: r for i, r in enumerate(returns) if not r.type.is_tensor}
+    if scalar_returns:
+        returns = tuple(Return(ArgType("Tensor"), r.name) if i in scalar_returns else r for i, r in enumerate(returns))
+        changed = True
+    fixed = replace(sig, name=name, overload=overload, arguments=tuple(arguments), returns=returns)
+    factory = bool(fixed.fresh_returns) and not default_out_like(fixed)
+    if factory:
+        self_name = "self" if fixed.argument("self") is None else "like"
+        fixed = replace(fixed, arguments=(Argument(self_name, ArgType("Tensor")), *fixed.arguments))
+        changed = True
+    if not changed:
+        return None
+    fixed = parse_schema(str(fixed), sig.dialect)  # its own text, names and facts, as the user will write it
+    outputs = [
+        OutputRule(out_name, shape=(), dtype=_RETURN_DTYPES.get(scalar_returns[i].type.base, "float32"))
+        for i, out_name in enumerate(fixed.output_names)
+        if i in scalar_returns
+    ]
+    size_arg = _sized_by(list(fixed.arguments)) if factory else ""
+    if size_arg:
+        outputs += [OutputRule(out_name, size_arg=size_arg) for i, out_name in enumerate(fixed.output_names) if i not in scalar_returns]
+    return Correction(fixed, tuple(outputs), factory)
+
+
+def corrected_schema(sig: OpSignature) -> str | None:
+    """The corrected schema's text (see ``corrected``), or None."""
+    result = corrected(sig)
+    return str(result.signature) if result else None
+
+
+def refusal(sig: OpSignature, schema: str, style: str) -> SpecError | None:
+    """A documented refusal: why, and the corrected schema with the command that generates it."""
+    reasons = [f"'{a.type} {a.name}': {a.type.refusal}" for a in sig.arguments if a.type.refusal]
+    if any(r.alias is not None and not r.alias.is_write for r in sig.returns):
+        reasons.insert(0, "it returns a view of an input (-> Tensor(a)); a custom op's outputs must not alias its inputs: return a fresh Tensor")
+    if any(r.alias is not None and r.alias.is_write for r in sig.returns):
+        reasons.insert(0, "it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; return () or fresh tensors")
+    scalars = [f"'{r}'" for r in sig.returns if not r.type.is_tensor]
+    if scalars:
+        reasons.append(f"it returns {', '.join(scalars)}: {NON_TENSOR_RETURN}")
+    result = corrected(sig)
+    if result is not None and result.adds_input:
+        reasons.append(NO_TENSOR_INPUT)
+    if not reasons:
+        return None
+    if result is None:
+        return SpecError(f"cannot generate {sig.full_name}: {'; '.join(reasons)}")
+    return _refused(schema, style, reasons, str(result.signature), result.outputs)
