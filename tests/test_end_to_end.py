@@ -89,6 +89,12 @@ def test_new_exits_1_when_the_generated_op_does_not_verify(tmp_path, run_opkit):
         ("npu_max.names_dim(Tensor self, Dimname dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
          "npu_max.names_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", []),
         ("npu_mask(int[] size, *, Layout? layout=None, Device? device=None, Tensor x) -> Tensor", "npu_mask(int[] size, *, Tensor x) -> Tensor", []),
+        # a non-tensor return becomes a 0-dim Tensor, sized by the --output rule the command carries
+        ("npu_fa(Tensor q, int n) -> (Tensor, int, bool)", "npu_fa(Tensor q, int n) -> (Tensor, Tensor, Tensor)", []),
+        # no Tensor input: nothing to dispatch on; ATen's new_* convention, sized by the int[] argument
+        ("npu_dropout_gen_mask(int[] size, float p, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+         "npu_dropout_gen_mask(Tensor self, int[] size, float p, *, ScalarType? dtype=None, bool? pin_memory=None) -> Tensor", []),
+        ("npu_count(Tensor? x, int k) -> int", "npu_count(Tensor self, Tensor? x, int k) -> Tensor", []),
     ],
 )  # fmt: skip
 def test_documented_refusals_print_a_corrected_schema_that_opkit_new_takes(tmp_path, run_opkit, schema, expected, options):
@@ -102,9 +108,26 @@ def test_documented_refusals_print_a_corrected_schema_that_opkit_new_takes(tmp_p
     fixed_name, *options = shlex.split(command)
     code, out = run_opkit("new", fixed_name, *options, "-o", str(tmp_path / "fixed"), "--no-verify", "--msopgen", "builtin")
     assert code == 0, out
+    import json
+
+    written = json.loads((tmp_path / "fixed" / "opkit.json").read_text()).get("outputs", {})
+    rules = [options[i + 1] for i, o in enumerate(options) if o == "--output"]
+    assert [f"{n}=" + ",".join(f"{k}:{v}" for k, v in r.items() if k != "like") for n, r in written.items()] == rules
 
 
 def test_custom_op_answers_with_the_library_command(tmp_path, run_opkit):
     schema = "mylib::f(Tensor x) -> (Tensor y, Tensor z)"
     code, out = run_opkit("new", "f", "--style", "custom-op", "--schema", schema, "-o", str(tmp_path / "f"), "--no-verify")
     assert code == 2 and f"use --style library: opkit new f --style library --schema '{schema}'" in out
+
+
+def test_new_warns_when_a_neighbour_project_takes_the_same_optype(tmp_path, run_opkit):
+    """scale and scale_ both become OpType Scale: a second kernel of one OpType shadows the first once installed."""
+    args = ("--no-verify", "--msopgen", "builtin")
+    code, out = run_opkit("new", "my_scale", "-o", str(tmp_path / "pkg" / "my_scale"), *args)
+    assert code == 0 and "also the OpType" not in out
+    code, out = run_opkit("new", "my_scale_", "--inplace", "-o", str(tmp_path / "pkg" / "my_scale_"), *args)
+    assert code == 0
+    assert "warning: OpType MyScale is also the OpType of my_scale (" in out and "my_scale/opkit.json)" in out
+    code, out = run_opkit("new", "my_scale_", "--inplace", "--op-type", "MyScaleInplace", "-o", str(tmp_path / "pkg" / "other"), *args)
+    assert code == 0 and "also the OpType" not in out

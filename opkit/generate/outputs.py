@@ -15,7 +15,7 @@ default is ``--out-like``: a Meta function has no other place to take a device f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opkit import naming
 from opkit.signature import Argument, OpSignature
@@ -52,6 +52,7 @@ class OutputRule:
     dtype: str = ""  # an msOpGen dtype; empty: the dtype of ``like``
     shape: tuple[Dim, ...] | None = None  # size:[...]
     size_arg: str = ""  # size:ARG
+    text: str = field(default="", compare=False)  # as written: what messages quote, Dim.column counts in
 
     @property
     def size_text(self) -> str:
@@ -112,6 +113,8 @@ def parse_rule(text: str) -> OutputRule:
     def fail(column: int, problem: str):
         raise OutputRuleError(f"--output {where!r}, column {column}: {problem} (write {SYNTAX}, e.g. rstd=size:[x.0, 1],dtype:float32)")
 
+    if where.count("[") != where.count("]"):
+        fail(where.find("[") + 1 if where.count("[") > where.count("]") else where.find("]") + 1, "unbalanced '[' ']'")
     name, eq, body = where.partition("=")
     name = name.strip()
     if not eq or not naming.IDENTIFIER_RE.match(name):
@@ -139,7 +142,7 @@ def parse_rule(text: str) -> OutputRule:
             size_arg = size
         else:
             fail(size_at, f"size:{size!r} is not [D, ...] or the name of an int[] argument")
-    return OutputRule(name, like, dtype, shape, size_arg)
+    return OutputRule(name, like, dtype, shape, size_arg, where)
 
 
 def parse_outputs(value: str | list | tuple | dict | None) -> tuple[OutputRule, ...]:
@@ -194,7 +197,8 @@ def _is_size_list(arg: Argument) -> bool:
 
 def shape_problem(sig: OpSignature, rule: OutputRule) -> str | None:
     """Why ``rule``'s size: cannot be evaluated from the schema's arguments; None if it can."""
-    where = f"--output {rule}"
+    text = rule.text or str(rule)
+    where = f"--output {text!r}"
     if rule.size_arg:
         arg = sig.argument(rule.size_arg)
         lists = [a.name for a in sig.arguments if _is_size_list(a)]
@@ -206,12 +210,13 @@ def shape_problem(sig: OpSignature, rule: OutputRule) -> str | None:
     ints = [a.name for a in sig.arguments if _is_size_int(a)]
     for dim in rule.shape or ():
         arg = sig.argument(dim.arg) if dim.arg else None
+        at = f"{where}, column {dim.column}" if dim.column else where
         if dim.kind == "dim" and (arg is None or not can_size_outputs(arg)):
             what = "is not an argument" if arg is None else f"is a {arg.type}, not a Tensor or Tensor[]"
-            return f"{where}: {dim} ({dim.arg} {what}); ARG.N takes the dims of {', '.join(tensors) or 'no argument of this schema'}"
+            return f"{at}: {dim} ({dim.arg} {what}); ARG.N takes the dims of {', '.join(tensors) or 'no argument of this schema'}"
         if dim.kind == "int" and (arg is None or not _is_size_int(arg)):
             what = "is not an argument" if arg is None else f"is a {arg.type}, not an int"
-            return f"{where}: {dim} {what}; a bare name takes an int or SymInt argument ({', '.join(ints) or 'the schema has none'}) and ARG.N a tensor's dim"
+            return f"{at}: {dim} {what}; a bare name takes an int or SymInt argument ({', '.join(ints) or 'the schema has none'}) and ARG.N a tensor's dim"
     return None
 
 

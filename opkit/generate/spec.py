@@ -291,7 +291,8 @@ def validate_spec(spec: OpSpec) -> None:
         for name in fresh_names:
             rule = spec.output_rule(name)
             what = f"--output {name}=like:" if any(r.name == name and r.like for r in spec.outputs) else "--out-like"
-            problem = like_problem(sig, rule.like, what) or shape_problem(sig, rule)
+            own = next((r for r in spec.outputs if r.name == name), rule)
+            problem = like_problem(sig, rule.like, what) or shape_problem(sig, own)
             if problem:
                 raise SpecError(problem)
     elif spec.out_like and sig.argument(spec.out_like) is None:

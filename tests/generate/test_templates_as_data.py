@@ -59,6 +59,7 @@ FIELDS = [
     ("--namespace", ["my_op", "--style", "custom-op", "--namespace", "{{7*7}}"], "namespace"),
     ("--vendor", ["my_op", "--vendor", "{{cookiecutter.name}}"], "vendor name"),
     ("--out-like", ["my_op", "--out-like", "{{7*7}}"], "--out-like"),
+    ("--output size", ["my_op", "--output", "out=size:[{{7*7}}]"], "'{{7*7}}' is not ARG.N"),
     ("--dtypes", ["my_op", "--dtypes", "float,{%"], "unknown msOpGen dtype '{%'"),
     ("--formats", ["my_op", "--formats", "{{7*7}}"], "unknown msOpGen format '{{7*7}}'"),
     ("--soc", ["my_op", "--soc", "{#"], "unknown SoC version '{#'"),

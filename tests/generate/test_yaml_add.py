@@ -31,6 +31,7 @@ def test_add_changes_only_the_added_lines(generate, corpus_yaml, tmp_path, run_o
 
     code, out = run_opkit("yaml", "add", str(target), "--entry", str(project))
     assert code == 0, out
+    assert "warning" not in out  # MyOp is no custom entry's OpType
     after = target.read_text()
     added = _added_lines(before, after)
     assert [line for line in added if line.strip()] == [
@@ -109,3 +110,15 @@ def test_yaml_add_keeps_windows_line_endings(tmp_path, run_opkit):
     assert data.startswith(original)
     assert b"\n" not in data.replace(b"\r\n", b"")  # every line ends in CRLF
     assert yaml.safe_load(data)["custom"][1]["func"].startswith("my_op(")
+
+
+def test_an_entry_whose_optype_another_custom_op_takes_is_added_with_a_warning(generate, tmp_path, run_opkit):
+    """my_scale and npu_my_scale both call aclnnMyScale: two kernels of OpType MyScale cannot be installed together."""
+    target = tmp_path / "op_plugin_functions.yaml"
+    target.write_text("official:\ncustom:\n")
+    assert run_opkit("yaml", "add", str(target), "--entry", str(generate("my_scale")))[0] == 0
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(generate("npu_my_scale")))
+    assert code == 0
+    assert f"warning: OpType MyScale is also the OpType of my_scale ({target}:3)" in out
+    code, out = run_opkit("yaml", "add", str(target), "--entry", str(generate("npu_my_scale2", schema="npu_my_scale2(Tensor x) -> Tensor", op_type="MyScale2")))
+    assert code == 0 and "warning" not in out
