@@ -131,3 +131,23 @@ def test_new_warns_when_a_neighbour_project_takes_the_same_optype(tmp_path, run_
     assert "warning: OpType MyScale is also the OpType of my_scale (" in out and "my_scale/opkit.json)" in out
     code, out = run_opkit("new", "my_scale_", "--inplace", "--op-type", "MyScaleInplace", "-o", str(tmp_path / "pkg" / "other"), *args)
     assert code == 0 and "also the OpType" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("npugraph_ex_wheel")
+def test_the_wheels_special_case_of_npu_weight_quant_batchmatmul_is_reported_as_the_wheels(tmp_path):
+    """The corpus's one verify failure: torch-npu 2.13.0's npugraph_ex crashes on any graph with an op of this
+    name (its workaround sets config.experimental_config, which its CompilerConfig lacks), on an NPU too."""
+    from opkit.generate import make_spec
+    from opkit.generate.project import generate_project
+    from opkit.verify import verify_project
+
+    def verified(name):
+        spec = make_spec(name, schema=f"{name}(Tensor x, Tensor weight) -> Tensor")
+        return verify_project(generate_project(spec, tmp_path / name, msopgen_mode="builtin").path)
+
+    report = verified("npu_weight_quant_batchmatmul")
+    assert not report.ok
+    (problem,) = report.problems
+    assert problem.check == "backend_defect" and "special-cases any op named npu.npu_weight_quant_batchmatmul" in problem.message
+    assert verified("npu_weight_quant_bmm").ok  # the same op under another name enters the graph

@@ -168,30 +168,6 @@ class OutputAlloc:
             return msopgen.ATEN_DTYPES.get(msopgen.DTYPES[self.dtype], self.like)
         return f"{self.like}[0].scalar_type()" if self.like_is_list else self.like
 
-    def sample_shape(self, values: dict[str, Any]) -> tuple[int, ...] | None:
-        """The shape the rule gives for the sample call (every tensor ``SAMPLE_SHAPE``, ints as sampled);
-        None for a list output or a value the sample does not fix."""
-        if self.is_list:
-            return None
-        if self.size_arg:
-            value = values.get(self.size_arg)
-            return tuple(value) if isinstance(value, list) else None
-        if self.shape is None:
-            return SAMPLE_SHAPE
-        dims = []
-        for d in self.shape:
-            if d.kind == "literal":
-                dims.append(d.index)
-            elif d.kind == "int":
-                if not isinstance(values.get(d.arg), int):
-                    return None
-                dims.append(values[d.arg])
-            elif -len(SAMPLE_SHAPE) <= d.index < len(SAMPLE_SHAPE):
-                dims.append(SAMPLE_SHAPE[d.index])
-            else:
-                return None
-        return tuple(dims)
-
 
 @dataclass(frozen=True)
 class NewParam:

@@ -25,6 +25,19 @@ BACKEND_NEXT_ACTION = {
 }
 
 
+# Defects of the torch-npu wheel's own backend code, recognised by their text: (evidence, what it is, next action).
+# Each fails the same way on an NPU, so opkit reports it as the wheel's, not the op's.
+KNOWN_BACKEND_DEFECTS = (
+    (
+        "'CompilerConfig' object has no attribute 'experimental_config'",
+        "torch-npu 2.13.0's npugraph_ex special-cases any op named npu.npu_weight_quant_batchmatmul "
+        "(npu_fx_compiler.py sets config.experimental_config, which its own CompilerConfig lacks), so every graph "
+        "holding an op of that name fails to compile, on an NPU too",
+        "give the op another name (the special case matches the name only), or wait for a torch-npu that fixes it",
+    ),
+)
+
+
 def user_location(text: str) -> str | None:
     """The innermost user frame Dynamo printed under "from user code:"."""
     section = text.split("from user code:", 1)[-1]
@@ -171,6 +184,9 @@ def compile_failure(
             sole_op,
             text,
         )
+    for evidence, what, action in KNOWN_BACKEND_DEFECTS:
+        if evidence in text:
+            return Problem(Stage.BACKEND, "backend_defect", f"backend {backend} failed to compile the captured graph: {what}", action, sole_op, text)
     return Problem(
         Stage.BACKEND,
         "backend_compile",
