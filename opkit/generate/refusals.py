@@ -1,7 +1,7 @@
 """Documented refusals: schemas opkit will not generate by design, each answered with why and the corrected
 schema (and the exact ``opkit new`` command) to use instead.
 
-README, "Refusals", lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
+README ("Type mapping", the "Refused" paragraph) lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
 ``Device``/``Layout``/``MemoryFormat`` arguments, non-tensor returns, and ops with no tensor input.
 """
 
@@ -25,8 +25,16 @@ NO_TENSOR_INPUT = (
 )
 
 
+def new_command(name: str, schema: str, *, style: str = "", outputs: tuple[OutputRule, ...] = ()) -> str:
+    """The ``opkit new`` command line that generates ``schema``, quoted for a POSIX shell."""
+    words = ["opkit", "new", name, *(["--style", style] if style else []), "--schema", schema]
+    for rule in outputs:
+        words += ["--output", str(rule)]
+    return shlex.join(words)
+
+
 def library_command(name: str, schema: str) -> str:
-    return f"opkit new {name} --style library --schema {shlex.quote(schema)}"
+    return new_command(name, schema, style="library")
 
 
 def library_suggestion(schema: str, name: str, style: str) -> str:
@@ -42,13 +50,7 @@ def library_suggestion(schema: str, name: str, style: str) -> str:
 
 def _command(style: str, fixed: str, outputs: tuple[OutputRule, ...]) -> str:
     fixed_name = fixed.split("(", 1)[0].split(".", 1)[0].rsplit("::", 1)[-1]
-    words = ["opkit", "new", fixed_name]
-    if style != default_style(fixed_name):
-        words += ["--style", style]
-    words += ["--schema", fixed]
-    for rule in outputs:
-        words += ["--output", str(rule)]
-    return shlex.join(words)
+    return new_command(fixed_name, fixed, style=style if style != default_style(fixed_name) else "", outputs=outputs)
 
 
 def _refused(schema: str, style: str, reasons: list[str], fixed: str, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
