@@ -22,7 +22,7 @@ from opkit.generate.spec import make_spec
 from opkit.signature import DType
 
 # cookiecutter variables that make up the spec (the rest are cookiecutter's own, '_'-prefixed).
-SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "op_type", "outputs")
+SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "op_type", "outputs", "yaml_entry")
 
 
 def _truthy(value: Any) -> bool:
@@ -47,6 +47,7 @@ def _project(items: tuple[tuple[str, str], ...]) -> ProjectModel:
         vendor=v.get("vendor") or None,
         op_type=v.get("op_type") or None,
         outputs=v.get("outputs") or None,
+        yaml_entry=v.get("yaml_entry") or None,
     )
     return ProjectModel(spec)
 

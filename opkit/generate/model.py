@@ -413,7 +413,10 @@ class ProjectModel:
         """The ``custom:`` entry, as data: the template and ``opkit yaml add`` both write it.
 
         A Tensor[] return has no gen_opapi (the codegen cannot allocate one): the op_api kernel is hand-written.
+        An adopted entry (``opkit new --from`` a yaml) is kept as it is: its func, versions and gen_opapi.
         """
+        if self.spec.yaml_entry:
+            return json.loads(self.spec.yaml_entry)
         entry: dict = {"func": self.signature.text, "op_api": "all_version"}
         if any(r.type.is_list for r in self.signature.fresh_returns):
             return entry

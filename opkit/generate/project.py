@@ -54,6 +54,7 @@ def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
         "vendor": spec.vendor,
         "op_type": spec.op_type,
         "outputs": ";".join(map(str, spec.outputs)),
+        "yaml_entry": spec.yaml_entry,
     }
 
 

@@ -91,6 +91,8 @@ class OpSpec:
     op_type: str = ""  # --op-type; empty: the signature's (npu_<x> → <X>)
     descriptor_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     outputs: tuple[OutputRule, ...] = ()
+    # `opkit new --from` an op_plugin_functions.yaml entry: the entry's own fields (JSON text), kept as they are
+    yaml_entry: str = ""
     opkit_version: str = field(default=__version__, compare=False)
 
     @property
@@ -136,6 +138,8 @@ class OpSpec:
             data["descriptor_dtypes"] = {n: list(t) for n, t in self.descriptor_dtypes}
         if self.outputs:
             data["outputs"] = {r.name: r.to_json() for r in self.outputs}
+        if self.yaml_entry:
+            data["yaml_entry"] = json.loads(self.yaml_entry)
         data["opkit_version"] = self.opkit_version
         return data
 
@@ -164,6 +168,7 @@ def make_spec(
     vendor: str | None = None,
     op_type: str | None = None,
     outputs: str | list | tuple | dict | None = None,
+    yaml_entry: str | dict | None = None,
     opkit_version: str = __version__,
 ) -> OpSpec:
     """Resolve defaults and validate every choice; raise SpecError with one clear message."""
@@ -189,6 +194,7 @@ def make_spec(
         op_type=op_type or "",
         descriptor_dtypes=named_dtypes,
         outputs=_parsed_outputs(outputs),
+        yaml_entry=_entry_text(yaml_entry),
         opkit_version=opkit_version,
     )
     sig = _checked_signature(spec, inplace=inplace)
@@ -201,6 +207,16 @@ def make_spec(
         spec = replace(spec, vendor=name)
     validate_spec(spec)
     return spec
+
+
+def _entry_text(entry: str | dict | None) -> str:
+    """A kept yaml entry as canonical JSON text (the spec stays hashable and prints back the same)."""
+    if not entry:
+        return ""
+    data = json.loads(entry) if isinstance(entry, str) else entry
+    if not isinstance(data, dict) or not isinstance(data.get("func"), str):
+        raise SpecError("a kept yaml entry is a mapping with a func")
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _checked_signature(spec: OpSpec, *, inplace: bool = False) -> OpSignature:
@@ -446,6 +462,7 @@ def spec_from_json(data: object, *, where: str = SPEC_FILE) -> OpSpec:
         op_type=data.get("op_type", ""),
         descriptor_dtypes=tuple((n, tuple(t)) for n, t in data.get("descriptor_dtypes", {}).items()),
         outputs=_parsed_outputs(data.get("outputs"), where=f"{where}: outputs: "),
+        yaml_entry=_entry_text(data.get("yaml_entry")),
         opkit_version=data.get("opkit_version", __version__),
     )
     validate_spec(spec)

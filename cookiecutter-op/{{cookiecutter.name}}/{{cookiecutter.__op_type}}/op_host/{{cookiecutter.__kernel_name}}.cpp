@@ -8,6 +8,7 @@
             .Scalar(){% endif %};
 {%- endmacro -%}
 
+// PyTorch schema: {{ op.spec.schema | replace("\n", " ") | replace("\r", " ") }}
 #include "../op_kernel/{{ op.kernel_name }}_tiling.h"
 #include "register/op_def_registry.h"
 
