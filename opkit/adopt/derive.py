@@ -25,6 +25,10 @@ _SCHEMA_TYPES = {
 }  # fmt: skip
 
 
+# An --output dtype in torch's spelling, as the README writes it (rstd=like:x,dtype:float32).
+_RULE_DTYPES = {"float": "float32", "fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+
+
 @dataclass(frozen=True)
 class Adoption:
     """The spec adopted from a source, with what was skipped and what could not be carried over."""
@@ -173,6 +177,7 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
     if op_type and op_type != naming.op_type(name):
         options["op_type"] = op_type
     if source.has_descriptors:
+        _output_notes(source, schema, options, notes)
         _columns(source, options, notes)
         if "soc" not in options:
             socs = [s for s in (_soc_version(f) for f in source.socs) if s]
@@ -180,7 +185,6 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
                 options["soc"] = ",".join(dict.fromkeys(socs))
             else:
                 notes.append(f"the {source.kind} names no SoC (AddConfig): {','.join(msopgen.SOC_EXAMPLES[:1])} is used; choose with --soc")
-        _output_notes(source, schema, options, notes)
     if source.entry:
         entry = dict(source.entry)
         options["yaml_entry"] = entry
@@ -226,32 +230,57 @@ def _checked_comment(source: SourceOp, schema: str, notes: list[str]) -> str:
 
 
 def _columns(source: SourceOp, options: dict, notes: list[str]) -> None:
+    """--formats and --dtypes from the descriptors' columns; an output a dtype rule fixes needs no list of its own."""
     tensors = (*source.inputs, *source.outputs)
     formats, dtypes = _factor_columns(tensors, notes)
     options.setdefault("formats", ",".join(formats))
     if "dtypes" not in options:
-        common = Counter(dtypes[t.name] for t in tensors).most_common(1)[0][0]
-        named = tuple((n, d) for n, d in dtypes.items() if d != common)
-        options["dtypes"] = format_dtypes(common, named)
+        fixed = {n: r["dtype"] for n, r in (options.get("outputs") or {}).items() if isinstance(r, dict) and r.get("dtype")}
+        common = Counter(dtypes[t.name] for t in tensors if t.name not in fixed).most_common(1)
+        common_columns = common[0][0] if common else next(iter(dtypes.values()))
+        named = tuple(
+            (n, d) for n, d in dtypes.items()
+            if d != common_columns and not (n in fixed and len(d) == len(common_columns) and {msopgen.DTYPES[t] for t in d} == {msopgen.DTYPES[fixed[n]]})
+        )  # fmt: skip
+        options["dtypes"] = format_dtypes(common_columns, named)
 
 
 def _output_notes(source: SourceOp, schema: str, options: dict, notes: list[str]) -> None:
-    """Output sizes an OpDef does not state: Follow gives one; the others are sized like an input, said so."""
+    """Output rules: a Follow gives the size; an output whose dtype is one fixed dtype, unlike its input's,
+    gets a dtype rule. What an OpDef does not state (the sizes) is listed."""
+    from opkit.generate.spec import default_out_like
+
     inputs = {t.name: t for t in source.inputs}
-    rules = {}
+    try:
+        sig = parse_schema(schema, Dialect.OP_PLUGIN if options.get("style", "op-plugin") == "op-plugin" else Dialect.TORCH_LIBRARY)
+    except SchemaError:
+        return
+    default_like = options.get("out_like") or default_out_like(sig)
+    rules, unsized = {}, []
     for o in source.outputs:
         if o.name in inputs:
             continue
-        if o.follow and o.follow in inputs and inputs[o.follow].param_type == "required":
-            rules[o.name] = {"like": o.follow}
+        follows = o.follow in inputs and inputs[o.follow].param_type == "required"
+        like = o.follow if follows else default_like
+        if not follows:
+            unsized.append(o.name)
+        rule = {"like": like} if follows else {}
+        if like in inputs and o.dtypes != inputs[like].dtypes:
+            if len(set(o.dtypes)) == 1:
+                rule = {"like": like, "dtype": _RULE_DTYPES.get(o.dtypes[0], o.dtypes[0])}
+            else:
+                notes.append(f"output '{o.name}': its dtype columns differ from those of {like}, which InferDataType and the Meta function copy; write the real rule")
+        if rule:
+            rules[o.name] = rule
     if rules and "outputs" not in options:
         options["outputs"] = rules
-    unsized = [o.name for o in source.outputs if o.name not in inputs and o.name not in rules]
     if unsized:
-        notes.append(f"output sizes: the {source.kind} does not state them; {', '.join(unsized)} sized like an input in the Meta function and InferShape: write the real rule (--output NAME=like:ARG or your Meta code)")
+        notes.append(f"output sizes: the {source.kind} does not state them; {', '.join(unsized)} sized like {default_like} in the Meta function and InferShape: write the real rule (--output NAME=like:ARG or your Meta code)")
     for t in source.inputs:
         if t.value_depend:
             notes.append(f"input '{t.name}' is ValueDepend: outputs that depend on its values need your Meta logic (PyTorch ops often take it as int[])")
+    if source.kind == "msOpGen JSON":
+        notes.append("an msOpGen JSON cannot mark a Scalar operand (.Scalar() in the OpDef): every input is a Tensor")
 
 
 def _differences(source: SourceOp, spec: OpSpec) -> list[str]:

@@ -15,7 +15,9 @@ def _fail(message: str) -> None:
 
 
 @click.command("new")
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, or an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]).")
+@click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or C++ file; a func name in a yaml).")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
 @click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; or library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema). Default: op-plugin, custom-op for a name ending in '_'.")
@@ -31,9 +33,11 @@ def _fail(message: str) -> None:
 @click.option("-o", "--output-dir", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
 @click.option("--force", is_flag=True, help="Update an existing project: each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files are kept; conflicts are marked.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
-def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
+def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
-    graph-entry test and README for op NAME, all from one signature.
+    graph-entry test and README for op NAME, all from one signature; or adopt an existing op with
+    --from (an msOpGen JSON, an op_host OpDef, an op_plugin_functions.yaml entry), listing what the
+    source does not state. NAME then defaults to msOpGen's snake name of the OpType (the yaml func's name).
 
     When CANN's host headers and a C++ compiler are found, the op_host code is compile-checked as
     `opkit check` does. Exit status: 0 written (and verified), 1 written but the compile check or the
@@ -45,10 +49,18 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     from opkit.generate.project import TargetError, generate_project
     from opkit.generate.spec import SpecError, make_spec
 
+    options = dict(schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes, formats=formats, soc=soc,
+                   out_like=out_like, vendor=vendor, op_type=op_type, outputs=list(outputs))  # fmt: skip
+    if source is None and name is None:
+        _fail("give NAME, or --from PATH to adopt an existing op")
+    if source is None and source_op:
+        _fail("--op picks an op of --from PATH; give --from")
     try:
-        spec = make_spec(name, schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes,
-                         formats=formats, soc=soc, out_like=out_like, vendor=vendor, op_type=op_type,
-                         outputs=list(outputs))  # fmt: skip
+        if source is not None:
+            spec = _adopted_spec(source, source_op, name, options)
+            name = spec.name
+        else:
+            spec = make_spec(name, **options)
         project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
@@ -77,6 +89,26 @@ def new_command(name, inplace, schema, style, namespace, dtypes, formats, soc, o
     verified = _verify(project.path) if verify else True
     if not (compiles and verified):
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
+
+
+def _adopted_spec(source: str, source_op: str | None, name: str | None, options: dict):
+    """The spec adopted from ``source``, with the options the user gave on top; its report printed."""
+    from opkit.adopt import AdoptError, adopt
+
+    context = click.get_current_context()
+    given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+    given.pop("inplace", None)
+    try:
+        adoption = adopt(source, op=source_op, name=name, **given)
+    except AdoptError as exc:
+        _fail(str(exc))
+    src = adoption.source
+    click.echo(f"adopted {src.op_type or adoption.spec.name} from {source} ({src.kind}): {adoption.spec.schema}")
+    for skipped in adoption.skipped:
+        click.echo(f"skipped: {source}:{skipped.line}: {skipped.what}" if skipped.line else f"skipped: {source}: {skipped.what}")
+    for note in adoption.notes:
+        click.echo(f"not carried over: {note}")
+    return adoption.spec
 
 
 def _schema_warnings(spec, path) -> list[str]:
