@@ -1,13 +1,15 @@
 """Every `custom:` schema of the real op_plugin_functions.yaml through `opkit new` → `opkit lint` → `opkit verify`.
 
-    python benchmarks/corpus_ops.py [--limit N] [--no-verify] [--aten] [--show N]
+    python benchmarks/corpus_ops.py [--limit N] [--no-verify] [--aten] [--adopt] [--show N]
 
 One process, in-process calls (no subprocess per op), the built-in Ascend C tree. Each schema ends as:
 ok (generated, lints without errors, verifies), refused (a documented refusal that prints a corrected
 schema), refused-other (another SpecError), lint / verify failures, or a crash (any other exception,
 which must never happen). ``--aten`` runs ATen's functional schemas from torchgen's native_functions.yaml
 instead, renamed as custom ops (``add.Tensor`` → ``add_tensor``), generate and lint only unless
-``--verify`` is given. tests/generate/test_corpus_ops.py runs the same function.
+``--verify`` is given. ``--adopt`` adopts each entry instead (``opkit new --from corpus.yaml --op NAME``:
+the entry's own func, versions and gen_opapi kept), which subsumes generating from its func.
+tests/generate/test_corpus_ops.py runs the same function, adopting.
 """
 
 from __future__ import annotations
@@ -81,8 +83,11 @@ def aten_schemas() -> list[tuple[str, str]]:
     return out
 
 
-def run_schemas(schemas: list[tuple[str, str]], *, verify: bool = True, workdir: Path | None = None) -> CorpusRun:
-    """new → lint → verify for each (name, schema); never raises for one schema's sake."""
+def run_schemas(schemas: list[tuple[str, str]], *, verify: bool = True, workdir: Path | None = None, adopt_from: Path | None = None) -> CorpusRun:
+    """new → lint → verify for each (name, schema); never raises for one schema's sake.
+
+    With ``adopt_from`` (the yaml the schemas come from) each op is adopted from its entry instead of
+    generated from its func alone (``opkit new --from adopt_from --op NAME.OVERLOAD``)."""
     from opkit.generate import SpecError, make_spec
     from opkit.generate.project import generate_project
     from opkit.lint import Severity, lint
@@ -93,7 +98,7 @@ def run_schemas(schemas: list[tuple[str, str]], *, verify: bool = True, workdir:
     started = time.perf_counter()
     try:
         for index, (name, schema) in enumerate(schemas):
-            outcome, detail = _one(index, name, schema, root, verify, make_spec, SpecError, generate_project, lint, Severity)
+            outcome, detail = _one(index, name, schema, root, verify, make_spec, SpecError, generate_project, lint, Severity, adopt_from)
             run.counts[outcome] += 1
             if outcome != "ok":
                 run.failures[outcome].append(f"{schema}\n    {detail}")
@@ -104,11 +109,16 @@ def run_schemas(schemas: list[tuple[str, str]], *, verify: bool = True, workdir:
     return run
 
 
-def _one(index, name, schema, root, verify, make_spec, SpecError, generate_project, lint, Severity) -> tuple[str, str]:
+def _one(index, name, schema, root, verify, make_spec, SpecError, generate_project, lint, Severity, adopt_from=None) -> tuple[str, str]:
+    from opkit.adopt import AdoptError, adopt
+
     try:
         try:
-            spec = make_spec(name, schema=schema, style="op-plugin")
-        except SpecError as exc:
+            if adopt_from is not None:
+                spec = adopt(str(adopt_from), op=schema.split("(", 1)[0].strip(), style="op-plugin").spec
+            else:
+                spec = make_spec(name, schema=schema, style="op-plugin")
+        except (SpecError, AdoptError) as exc:
             message = str(exc)
             return ("refused" if CORRECTED in message else "refused-other"), message
         target = root / f"op{index}"
@@ -153,14 +163,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aten", action="store_true", help="ATen's functional schemas instead of the corpus")
     parser.add_argument("--verify", dest="verify", action="store_true", default=None)
     parser.add_argument("--no-verify", dest="verify", action="store_false")
+    parser.add_argument("--adopt", action="store_true", help="adopt each corpus entry (opkit new --from corpus.yaml --op NAME)")
     parser.add_argument("--show", type=int, default=5, help="failures shown per outcome")
     args = parser.parse_args(argv)
     schemas = aten_schemas() if args.aten else corpus_schemas()
     if args.limit:
         schemas = schemas[: args.limit]
     verify = (not args.aten) if args.verify is None else args.verify
-    run = run_schemas(schemas, verify=verify)
-    print(("ATen functional schemas" if args.aten else "corpus custom: schemas") + f" (verify: {verify}): " + run.summary())
+    run = run_schemas(schemas, verify=verify, adopt_from=CORPUS_YAML if args.adopt and not args.aten else None)
+    what = "ATen functional schemas" if args.aten else ("corpus custom: entries adopted" if args.adopt else "corpus custom: schemas")
+    print(what + f" (verify: {verify}): " + run.summary())
     if run.counts["refused"]:
         accepted, total = corrected_schemas_generate(run)
         print(f"documented refusals: {total}, each with a corrected schema; opkit new accepts {accepted} of those")

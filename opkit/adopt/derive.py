@@ -165,11 +165,8 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
     if schema and source.has_descriptors and source.kind == "OpDef C++":
         schema = _checked_comment(source, schema, notes)
     if schema:
-        try:
-            stated = parse_schema(schema, Dialect.OP_PLUGIN if options.get("style", "op-plugin") == "op-plugin" else Dialect.TORCH_LIBRARY)
-        except SchemaError as exc:
-            raise AdoptError(f"the schema {schema!r} does not parse: {exc}", path=source.path, line=source.schema_line or source.line) from None
-        name = name or stated.base_name
+        # the op name as written (``ns::name.overload`` → ``name``); make_spec parses and judges the schema
+        name = name or schema.split("(", 1)[0].strip().rsplit("::", 1)[-1].split(".", 1)[0]
     else:
         name = name or naming.msopgen_snake(source.op_type)
         schema = derived_schema(source, name)
