@@ -174,6 +174,10 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
     if op_type and op_type != naming.op_type(name):
         options["op_type"] = op_type
     if source.has_descriptors:
+        for t in (*source.inputs, *source.outputs):
+            if not all(t.dtypes):
+                n = len(t.dtypes)
+                raise AdoptError(f"'{t.name}' lists {t.declared[0]} DataType columns where the op has {n} (column i of every descriptor is one combination)", path=source.path, line=t.line)
         _output_notes(source, schema, options, notes)
         _columns(source, options, notes)
         if "soc" not in options:

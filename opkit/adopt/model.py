@@ -38,6 +38,7 @@ class SourceTensor:
     value_depend: bool = False  # OpDef .ValueDepend(...): the host reads the tensor's values
     follow: str = ""  # OpDef .Follow("x"): dtype, format and shape follow input x
     line: int = 0
+    declared: tuple[int, int] = (0, 0)  # OpDef: lengths of its DataType and Format lists as written (0: none)
 
 
 @dataclass(frozen=True)

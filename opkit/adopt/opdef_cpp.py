@@ -328,6 +328,8 @@ class _OpDefReader:
 
     def _tensor(self, head: _Call, calls: list[_Call]) -> None:
         name = _string(head.args, head.name, self.path, head.line)
+        if (head.name, name) in self.descriptors:
+            self.skipped.append(Skipped(head.line, f"{head.name.lower()} '{name}' is declared again (first at line {self.descriptors[(head.name, name)]['line']}): its calls are merged"))
         d = self.descriptors.setdefault((head.name, name), {"name": name, "line": head.line, "param_type": "required"})
         for call in calls:
             if call.name == "ParamType":
@@ -380,9 +382,10 @@ class _OpDefReader:
         out = []
         for d in found:
             dtypes, formats = columns[id(d)]
-            if not all(dtypes):
+            if not any(dtypes):
                 raise AdoptError(f"{kind.lower()} '{d['name']}' declares no DataType for every column", path=self.path, line=d["line"])
-            out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"]))
+            declared = (len(d.get("DataType", ())), len(d.get("Format", ())))
+            out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"], declared))
         return tuple(out)
 
 

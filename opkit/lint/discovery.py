@@ -1,7 +1,7 @@
 """Which files `opkit lint` reads, and which of them are linted together.
 
 Paths named on the command line are inputs as given. A directory contributes the files opkit
-recognises inside it (``.yaml``/``.yml``, ``.py``, ``.json``), walked in sorted order, skipping hidden
+recognises inside it (``.yaml``/``.yml``, ``.py``, ``.json``, op_host ``.cpp``), walked in sorted order, skipping hidden
 and build directories. Cross-file rules (Meta against yaml, prototype JSON against schema) pair the
 files of one *project*: a directory holding ``opkit.json`` or ``CMakePresets.json`` (what ``opkit new``
 and msOpGen write) is a project of its own, so one project's Meta function is never compared with
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from opkit.lint.finding import Finding
 from opkit.lint.sources import InputError
 
-KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"}
+KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen", ".cpp": "opdef"}
 
 # A directory holding one of these is a project: its files are paired only with each other.
 PROJECT_MARKERS = ("opkit.json", "CMakePresets.json")
@@ -33,7 +33,7 @@ SKIPPED_DIRECTORIES = frozenset({"build_out", "build", "__pycache__", "node_modu
 
 
 def kind_of(path: str) -> str:
-    """``yaml``, ``python`` or ``msopgen`` by extension; "" for anything else."""
+    """``yaml``, ``python``, ``msopgen`` or ``opdef`` (an op_host .cpp) by extension; "" for anything else."""
     return KINDS.get(os.path.splitext(path)[1].lower(), "")
 
 
@@ -77,7 +77,7 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
         elif not os.path.lexists(path):
             problems.append(InputError("E001", "no such file or directory").finding(path))
         elif not kind_of(path):
-            problems.append(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py or .json").finding(path))
+            problems.append(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or .cpp").finding(path))
         else:
             add(main, Input(path, kind_of(path), explicit=True))
     return [g for g in (main, *projects.values()) if g.inputs]

@@ -60,7 +60,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     project = LintProject()
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
-    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files}
+    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files}
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
@@ -94,6 +94,10 @@ def _loader(kind: str):
         from opkit.lint.sources.registrations import load_registration_file
 
         return load_registration_file
+    if kind == "opdef":
+        from opkit.lint.sources.opdef_cpp import load_opdef_cpp
+
+        return load_opdef_cpp
     from opkit.lint.sources.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
@@ -129,7 +133,7 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
                 # A violation's column is relative to the schema text; place it in the file.
                 column = site.column + (v.column - 1 if v.column else 0)
                 findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
-    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files)):
+    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files)):
         for source in sources:
             for r in by_scope.get(scope, ()):
                 findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in _violations(r, source, source.path, findings))
@@ -203,7 +207,7 @@ def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect:
     findings += run_rules(project, selection)
     if parses is not None:
         parses.save()
-    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files)
+    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files) + len(project.opdef_files)
 
 
 __all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

@@ -8,6 +8,7 @@ Scopes and the subject each rule receives:
   ``yaml``     an ``OpPluginFile`` (one op_plugin_functions.yaml)
   ``python``   a ``RegistrationFile`` (one Meta/fake registration module)
   ``msopgen``  an ``MsOpGenFile`` (one msOpGen prototype JSON)
+  ``opdef``    an ``OpDefFile`` (one op_host C++ file with OpDefs)
   ``project``  the whole ``LintProject``: cross-file rules
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from opkit.lint.finding import Severity, Violation
 
-SCOPES = ("schema", "yaml", "python", "msopgen", "project")
+SCOPES = ("schema", "yaml", "python", "msopgen", "opdef", "project")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Rule:
 
 
 # The file an example is written as, by the rule's scope; a ``project`` example names its files.
-EXAMPLE_FILES = {"yaml": "op_plugin_functions.yaml", "python": "meta.py", "msopgen": "my_op.json"}
+EXAMPLE_FILES = {"yaml": "op_plugin_functions.yaml", "python": "meta.py", "msopgen": "my_op.json", "opdef": "my_op.cpp"}
 
 
 def example_inputs(scope: str, example: str) -> tuple[dict[str, str], list[str]]:

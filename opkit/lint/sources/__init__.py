@@ -150,6 +150,7 @@ class LintProject:
     yaml_files: list = field(default_factory=list)
     python_files: list = field(default_factory=list)
     msopgen_files: list = field(default_factory=list)
+    opdef_files: list = field(default_factory=list)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
