@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import os
 
-from opkit.adopt.derive import Adoption, adopt_source
+from typing import TYPE_CHECKING
+
 from opkit.adopt.model import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor
+
+if TYPE_CHECKING:
+    from opkit.adopt.derive import Adoption
+
+# `opkit lint` reads OpDefs through ``opkit.adopt.opdef_cpp``: importing this package must stay light,
+# so the derivation (which needs the generator's spec) is imported when an op is adopted.
 
 __all__ = ["AdoptError", "Adoption", "Skipped", "SourceAttr", "SourceOp", "SourceTensor", "adopt", "read_source", "source_kind"]
 
@@ -63,4 +70,14 @@ def read_source(path: str, op: str | None = None) -> SourceOp:
 
 def adopt(path: str, *, op: str | None = None, name: str | None = None, **options) -> Adoption:
     """Read ``path`` and derive the spec; ``options`` are make_spec's, given by the user, and win."""
+    from opkit.adopt.derive import adopt_source
+
     return adopt_source(read_source(path, op), name=name, **options)
+
+
+def __getattr__(name: str):
+    if name == "Adoption":
+        from opkit.adopt.derive import Adoption
+
+        return Adoption
+    raise AttributeError(name)

@@ -271,7 +271,7 @@ def _output_notes(source: SourceOp, schema: str, options: dict, notes: list[str]
                 rule = {"like": like, "dtype": _RULE_DTYPES.get(o.dtypes[0], o.dtypes[0])}
             else:
                 notes.append(f"output '{o.name}': its dtype columns differ from those of {like}, which InferDataType and the Meta function copy; write the real rule")
-        if rule:
+        if rule and rule != {"like": default_like}:  # a Follow of the input outputs copy anyway needs no rule
             rules[o.name] = rule
     if rules and "outputs" not in options:
         options["outputs"] = rules

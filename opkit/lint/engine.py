@@ -68,6 +68,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
+        if item.kind == "opdef" and not item.explicit and "OpDef" not in text:
+            continue  # a kernel or tiling source, not an op_host OpDef
         try:
             source = _loader(item.kind)(item.path, text, explicit=item.explicit)
         except InputError as exc:
