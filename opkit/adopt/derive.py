@@ -78,7 +78,7 @@ def derived_schema(source: SourceOp, name: str) -> str:
             raise AdoptError(f"attr '{a.name}' of type {a.type} has no PyTorch schema type", path=source.path, line=a.line)
         default = None
         if a.optional:
-            default = schema_default(a.default)
+            default = "None" if a.default is None else schema_default(a.default)  # no value: `int? k=None`
             if default == "None":
                 type_ = replace(type_, optional=True)
         arguments.append(Argument(a.name, type_, default))

@@ -157,6 +157,8 @@ def _string(args: str, what: str, path: str, line: int) -> str:
 
 def _braced(args: str, vectors: dict[str, list[str]], what: str, path: str, line: int) -> list[str]:
     text = args.strip()
+    copied = re.fullmatch(r"std::vector\s*<[^>]*>\s*\(\s*(\w+)\.begin\(\)\s*,\s*\1\.end\(\)\s*\)", text)
+    text = copied[1] if copied else text
     if text in vectors:
         return vectors[text]
     text = re.sub(r"^std::vector<[^>]*>\s*", "", text)
@@ -182,6 +184,8 @@ def _format(item: str, path: str, line: int) -> str:
 def _literal(text: str, attr_type: str, path: str, line: int) -> object:
     """A C++ default (``1L``, ``1e-6f``, ``true``, ``"a"``, ``{1, 2}``, ``ge::DT_FLOAT``) as a value."""
     text = text.strip()
+    cast = re.fullmatch(r"(?:static_cast<[\w:]+>|u?int(?:8|16|32|64)_t|float|double|bool)\s*\((.*)\)", text)
+    text = cast[1].strip() if cast else text
     if attr_type.startswith("list_"):
         if not (text.startswith("{") and text.endswith("}")):
             text = re.sub(r"^std::vector<[^>]*>\s*", "", text)
@@ -197,7 +201,7 @@ def _literal(text: str, attr_type: str, path: str, line: int) -> object:
         if attr_type == "float":
             return float(re.sub(r"[fFlL]$", "", text))
         if attr_type == "bool":
-            return {"true": True, "false": False}[text]
+            return {"true": True, "false": False, "1": True, "0": False}[text]
         if attr_type == "string":
             return json.loads(text)
         if attr_type == "type":
@@ -219,7 +223,7 @@ def _split_top(text: str) -> list[str]:
 
 
 _CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
-_VECTOR = re.compile(r"std::vector\s*<\s*ge::(?:DataType|Format)\s*>\s+([A-Za-z_][A-Za-z0-9_]*)\s*=?\s*(\{[^{}]*\})")
+_VECTOR = re.compile(r"(?:const\s+)?std::vector\s*<\s*ge::(?:DataType|Format)\s*>\s+([A-Za-z_][A-Za-z0-9_]*)\s*=?\s*(\{[^{}]*\})")
 
 
 def op_types(text: str) -> list[str]:
@@ -279,6 +283,8 @@ class _OpDefReader:
         self.configs: set[str] = set()
 
     def statement(self, statement: str, line: int) -> None:
+        if _VECTOR.fullmatch(statement.removeprefix("static ").removeprefix("const ").strip()):
+            return  # a dtype/format list, read with the file's other lists
         declared = re.fullmatch(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\})?", statement, re.S)
         if declared:
             self.configs.add(declared[1])
@@ -369,7 +375,7 @@ class _OpDefReader:
         if attr_type is None:
             raise AdoptError(f"attr '{name}' has no type (.Int(), .Float(), .ListInt(), ...)", path=self.path, line=head.line)
         optional = attr_param == "OPTIONAL"
-        if optional and value is None:
+        if optional and value is None and attr_type not in msopgen.NONE_ATTR_DEFAULTS:
             raise AdoptError(f"OPTIONAL attr '{name}' has no default value", path=self.path, line=head.line)
         if not optional and value is not None:
             self.skipped.append(Skipped(head.line, f"the value of REQUIRED attr '{name}' is not a default; it stays required"))
