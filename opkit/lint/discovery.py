@@ -4,7 +4,7 @@ Paths named on the command line are inputs as given. A directory contributes the
 recognises inside it (``.yaml``/``.yml``, ``.py``, ``.json``, op_host ``.cpp``), walked in sorted order, skipping hidden
 and build directories. Cross-file rules (Meta against yaml, prototype JSON against schema) pair the
 files of one *project*: a directory holding ``opkit.json`` or ``CMakePresets.json`` (what ``opkit new``
-and msOpGen write) is a project of its own, so one project's Meta function is never compared with
+and msOpGen write) is a project of its own (msOpGen's tree inside an opkit project belongs to that project), so one project's Meta function is never compared with
 another project's yaml. Everything else named or found belongs to one group, the command line's.
 
 A directory that yields nothing to lint (empty, or a folder named ``ops.yaml``) is reported, never
@@ -89,7 +89,9 @@ def _walk(top: str):
     for directory, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRECTORIES)
         parent = roots.get(os.path.dirname(directory))
-        roots[directory] = directory if any(m in files for m in PROJECT_MARKERS) else parent
+        marked = any(m in files for m in PROJECT_MARKERS)
+        # msOpGen's tree (CMakePresets.json) inside an opkit project is that project's op_host: one group
+        roots[directory] = parent if parent is not None and "opkit.json" not in files else (directory if marked else parent)
         for name in sorted(files):
             kind = kind_of(name)
             if kind and name not in NOT_LINT_INPUTS and not os.path.isdir(os.path.join(directory, name)):

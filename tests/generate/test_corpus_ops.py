@@ -1,6 +1,8 @@
-"""Every `custom:` schema of the real op_plugin_functions.yaml through new → lint → verify, in one process.
+"""Every `custom:` entry of the real op_plugin_functions.yaml adopted (`opkit new --from corpus.yaml --op NAME`)
+→ lint → verify, in one process. Adopting an entry generates from its func and keeps its versions and
+gen_opapi, so this one pass serves both generating from a signature and adopting a yaml entry.
 
-benchmarks/corpus_ops.py runs the same function and prints the counts the README reports.
+benchmarks/corpus_ops.py --adopt runs the same function and prints the counts the README reports.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ def _corpus_ops():
 
 
 @pytest.mark.slow
-def test_every_custom_schema_generates_lints_and_verifies_or_is_a_documented_refusal(corpus_yaml, tmp_path):
+def test_every_custom_entry_is_adopted_lints_and_verifies_or_is_a_documented_refusal(corpus_yaml, tmp_path):
     corpus_ops = _corpus_ops()
     schemas = corpus_ops.corpus_schemas(corpus_yaml)
     assert len(schemas) == 418
-    run = corpus_ops.run_schemas(schemas, verify=True, workdir=tmp_path)
+    run = corpus_ops.run_schemas(schemas, verify=True, workdir=tmp_path, adopt_from=corpus_yaml)
     assert run.counts["crash"] == 0, run.failures["crash"][:3]
     assert run.ok_share >= 0.95, run.summary()
     # every documented refusal shows a corrected schema, and opkit new takes it
