@@ -184,6 +184,8 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
             socs = [s for s in (_soc_version(f) for f in source.socs) if s]
             if socs:
                 options["soc"] = ",".join(dict.fromkeys(socs))
+            elif source.aicpu:
+                notes.append(f"{source.op_type} is an AI CPU op (this->AICPU()): opkit generates an AI Core project, for {msopgen.SOC_EXAMPLES[0]}; choose with --soc")
             else:
                 notes.append(f"the {source.kind} names no SoC (AddConfig): {','.join(msopgen.SOC_EXAMPLES[:1])} is used; choose with --soc")
     if source.entry:

@@ -72,6 +72,7 @@ class SourceOp:
     outputs: tuple[SourceTensor, ...] = ()
     attrs: tuple[SourceAttr, ...] = ()
     socs: tuple[str, ...] = ()  # AddConfig SoC names (families) as written
+    aicpu: bool = False  # OpDef this->AICPU(): an AI CPU op (opkit generates AI Core projects)
     skipped: tuple[Skipped, ...] = ()
     schema: str = ""  # the PyTorch schema the source itself states (a yaml func; opkit's op_host comment)
     schema_line: int = 0

@@ -258,7 +258,7 @@ def read_opdef(path: str, text: str, op: str | None = None) -> SourceOp:
     schema, schema_line = _schema_comment(text)
     return SourceOp(
         path=path, kind="OpDef C++", op_type=op_type, inputs=reader.tensors("Input"), outputs=reader.tensors("Output"),
-        attrs=tuple(reader.attrs), socs=tuple(dict.fromkeys(reader.socs)), skipped=tuple(reader.skipped),
+        attrs=tuple(reader.attrs), socs=tuple(dict.fromkeys(reader.socs)), aicpu=reader.aicpu, skipped=tuple(reader.skipped),
         schema=schema, schema_line=schema_line, line=class_line,
     )  # fmt: skip
 
@@ -281,6 +281,7 @@ class _OpDefReader:
         self.socs: list[str] = []
         self.skipped: list[Skipped] = []
         self.configs: set[str] = set()
+        self.aicpu = False
 
     def statement(self, statement: str, line: int) -> None:
         if _VECTOR.fullmatch(statement.removeprefix("static ").removeprefix("const ").strip()):
@@ -307,6 +308,9 @@ class _OpDefReader:
             self._attr(head, rest)
         elif head.name == "AICore":
             self._aicore(rest)
+        elif head.name == "AICPU":
+            self.aicpu = True
+            self._flags(rest)
         elif head.name in _NO_SCHEMA_MEANING:
             self._flags(rest)
         else:

@@ -69,3 +69,29 @@ def test_malformed_opdef_is_e002_and_lint_never_imports_torch(tmp_path):
     code = f"import sys; from opkit.lint import lint; r = lint([{str(bad)!r}], use_cache=False); print([(f.code, f.line) for f in r.findings]); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[('E002', 5)]", "False"]
+
+
+AICPU_OP = """\
+class Cumprod : public OpDef {
+public:
+    explicit Cumprod(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_INT32}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_INT32}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Attr("exclusive").AttrType(OPTIONAL).Bool(false);
+        this->AICPU().ExtendCfgInfo("opInfo.engine", "DNN_VM_AICPU");
+    }
+};
+OP_ADD(Cumprod);
+"""
+
+
+def test_an_ai_cpu_opdef_needs_no_aicore_config(tmp_path):
+    from opkit.adopt import adopt
+
+    path = tmp_path / "cumprod_def.cpp"
+    path.write_text(AICPU_OP)
+    assert _codes(lint([str(path)], use_cache=False)) == []
+    adoption = adopt(str(path))
+    assert adoption.spec.schema == "cumprod(Tensor x, bool exclusive=False) -> Tensor y"
+    assert any("AI CPU op" in n for n in adoption.notes)

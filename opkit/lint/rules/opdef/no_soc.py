@@ -20,8 +20,9 @@ def no_soc(file: OpDefFile) -> Iterator[Violation]:
     """The OpDef adds no AI Core config (``this->AICore().AddConfig("<soc>")``), so it is built for no SoC.
 
     msOpGen writes one ``AddConfig`` per SoC family of ``-c ai_core-<soc>``; without one the package
-    holds no kernel for any chip and the op is not found at run time.
+    holds no kernel for any chip and the op is not found at run time. An AI CPU op (``this->AICPU()``)
+    needs none.
     """
     for op in file.ops:
-        if not op.socs:
+        if not op.socs and not op.aicpu:
             yield Violation(f"{op.op_type}: no AICore().AddConfig(...): the op is built for no SoC", line=op.line, op=op.op_type)
