@@ -126,30 +126,30 @@ def _soc_version(family: str) -> str | None:
 
 def _yaml_outputs(source: SourceOp, sig: OpSignature, notes: list[str]) -> dict[str, dict]:
     """Output rules from the kept gen_opapi (``size: x`` → like x, ``dtype: at::kFloat`` → float32)."""
+    from opkit.generate.spec import default_out_like
+
     gen = dict(source.entry).get("gen_opapi") or {}
     rules: dict[str, dict] = {}
     aten = {v: k for k, v in msopgen.ATEN_DTYPES.items()}
     names = {a.name for a in sig.arguments}
+    default_like = default_out_like(sig)
     fresh = [n for r, n in zip(sig.returns, sig.output_names) if r.alias is None]
     for out in fresh:
         spec = gen.get(out)
         if not isinstance(spec, dict):
             continue
         size, dtype = str(spec.get("size", "")), str(spec.get("dtype", ""))
-        rule = {}
-        if size in names:
-            rule["like"] = size
-        else:
-            notes.append(f"output '{out}': gen_opapi size {size!r} is kept in the yaml; the Meta function sizes it like its first input until you write that rule")
+        rule = {"like": size if size in names else default_like}
+        if size not in names:
+            notes.append(f"output '{out}': gen_opapi size {size!r} is kept in the yaml; the Meta function and InferShape size it like {default_like} until you write that rule")
         if dtype in aten:
-            torch_name = next((t for t in ("float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16") if msopgen.ge_dtype(t) == aten[dtype]), "")
-            if torch_name:
-                rule["dtype"] = next(n for n, ge in msopgen.DTYPES.items() if ge == aten[dtype])
+            name = next(n for n, ge in msopgen.DTYPES.items() if ge == aten[dtype])
+            rule["dtype"] = _RULE_DTYPES.get(name, name)
         elif dtype and dtype not in names:
-            notes.append(f"output '{out}': gen_opapi dtype {dtype!r} is kept in the yaml; the Meta function's dtype follows its size rule")
-        elif dtype in names and "like" in rule and dtype != rule["like"]:
-            notes.append(f"output '{out}': dtype of {dtype} with the size of {rule['like']} is not carried over (one like: per output)")
-        if rule.get("like"):
+            notes.append(f"output '{out}': gen_opapi dtype {dtype!r} is kept in the yaml; the Meta function's dtype is that of {rule['like']}")
+        elif dtype and dtype != rule["like"]:
+            notes.append(f"output '{out}': the dtype of {dtype} with the size of {rule['like']} is not carried over (one like: per output)")
+        if rule["like"] and rule != {"like": default_like}:
             rules[out] = rule
     return rules
 

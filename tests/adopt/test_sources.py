@@ -223,3 +223,17 @@ def test_adopted_hand_written_opdef_verifies(tmp_path):
     spec = adopt(str(path), op="AddLayerNormX").spec
     report = verify_project(generate_project(spec, tmp_path / "p", msopgen_mode="builtin").path)
     assert report.ok, [p.message for p in report.problems]
+
+
+def test_yaml_gen_opapi_sizes_and_dtypes_become_output_rules(tmp_path):
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(
+        "custom:\n  - func: npu_rms(Tensor x, Tensor gamma) -> (Tensor y, Tensor rstd)\n    op_api: [v2.1, newest]\n"
+        "    gen_opapi:\n      y:\n        size: gamma\n        dtype: gamma\n      rstd:\n        size: 'rstd_size(x)'\n"
+        "        dtype: at::kFloat\n      exec: aclnnRmsNormX\n"
+    )
+    adoption = adopt(str(path), op="npu_rms")
+    assert adoption.spec.resolved_op_type == "RmsNormX"  # the OpType exec names
+    assert [(r.name, r.like, r.dtype) for r in adoption.spec.outputs] == [("y", "gamma", ""), ("rstd", "x", "float32")]
+    assert [n for n in adoption.notes if "rstd_size(x)" in n]  # a size expression is kept in the yaml, and said so
+    assert json.loads(adoption.spec.yaml_entry)["gen_opapi"]["rstd"]["size"] == "rstd_size(x)"
