@@ -238,7 +238,12 @@ def _columns(source: SourceOp, options: dict, notes: list[str]) -> None:
     formats, dtypes = _factor_columns(tensors, notes)
     options.setdefault("formats", ",".join(formats))
     if "dtypes" not in options:
-        fixed = {n: r["dtype"] for n, r in (options.get("outputs") or {}).items() if isinstance(r, dict) and r.get("dtype")}
+        from opkit.generate.outputs import OutputRuleError, parse_outputs
+
+        try:
+            fixed = {r.name: r.dtype for r in parse_outputs(options.get("outputs")) if r.dtype}
+        except OutputRuleError:
+            fixed = {}  # make_spec reports the malformed rule
         common = Counter(dtypes[t.name] for t in tensors if t.name not in fixed).most_common(1)
         common_columns = common[0][0] if common else next(iter(dtypes.values()))
         named = tuple(
