@@ -9,6 +9,7 @@ from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule, shared_index
 from opkit.lint.rules.registrations.common import bound, python_default, schema_default, schema_name, UNKNOWN
 from opkit.lint.sources import LintProject
+from opkit.lint.sources.registrations import subtree
 
 
 @rule(
@@ -90,7 +91,7 @@ def _names(project: LintProject, function: ast.FunctionDef | ast.AsyncFunctionDe
         none_tested: set[str] = set()
         for child in ast.iter_child_nodes(function):
             in_body = id(child) in body
-            for node in ast.walk(child):
+            for node in subtree(child):
                 if isinstance(node, ast.Name):
                     if in_body:
                         read.add(node.id)
