@@ -107,6 +107,9 @@ class Function:
     # (None where there is no annotation or torch would reject it).
     annotated_types: dict[str, str | None] = field(default_factory=dict, compare=False)
     annotated_return: str | None = None
+    # Names the body reads (any ``Name`` in it, nested functions included) and those it tests ``is None``.
+    names_read: frozenset[str] = field(default=frozenset(), compare=False)
+    none_tested: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def positional(self) -> tuple[Parameter, ...]:
@@ -286,7 +289,8 @@ def subtree(node: ast.AST) -> list[ast.AST]:
 
 # The node types the loader reads, by what it reads them for.
 _KINDS = {ast.Import: "imports", ast.ImportFrom: "imports", ast.Assign: "assigns", ast.Call: "calls", ast.Expr: "expressions",
-          ast.FunctionDef: "functions", ast.AsyncFunctionDef: "functions", ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits"}  # fmt: skip
+          ast.FunctionDef: "scopes", ast.AsyncFunctionDef: "scopes", ast.Lambda: "scopes", ast.ClassDef: "scopes",
+          ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits", ast.Name: "names", ast.Compare: "compares"}  # fmt: skip
 
 
 def walk(tree: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
@@ -348,6 +352,16 @@ def _always_raises(stmt: ast.stmt) -> bool:
     return False
 
 
+def _is_none_test(node: ast.Compare) -> bool:
+    """``name is None`` (the first comparison)."""
+    return (
+        isinstance(node.left, ast.Name)
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    )
+
+
 # torch._check and its variants raise when their condition is False; _check_with takes the error type first.
 _CHECKS = {"_check": 0, "_check_index": 0, "_check_value": 0, "_check_type": 0, "_check_not_implemented": 0, "_check_with": 1}
 
@@ -366,7 +380,7 @@ def _ends_without_return(body: list[ast.stmt]) -> bool:
     return True
 
 
-def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: list[ast.AST]) -> Function:
+def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: list[ast.AST], read: frozenset[str], none_tested: frozenset[str]) -> Function:
     """``own``: the Return and Yield nodes of ``fn``'s body outside nested defs, lambdas and classes."""
     a = fn.args
     params: list[Parameter] = []
@@ -387,7 +401,7 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: li
     return Function(
         fn.name, fn.lineno, tuple(params), returns, falls_off, fn.returns, fn,
         {p.name: _inferable(_parameter_type, p.annotation, names) for p in params if p.annotation is not None},
-        _inferable(_return_type, fn.returns, names) if fn.returns is not None else None,
+        _inferable(_return_type, fn.returns, names) if fn.returns is not None else None, read, none_tested,
     )  # fmt: skip
 
 
@@ -612,12 +626,13 @@ class _Loader:
 
     def load(self) -> None:
         self._find_libraries()
-        defs = [node for node, _ in self.nodes["functions"]]
+        defs = [node for node, _ in self.nodes["scopes"] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
         own: dict[int, list[ast.AST]] = {id(fn): [] for fn in defs}
         for node, scope in self.nodes["exits"]:
             if id(scope) in own:
                 own[id(scope)].append(node)
-        self.parsed = {id(fn): _function(fn, self.names, own[id(fn)]) for fn in defs}
+        read, none_tested = self._names_in_bodies()
+        self.parsed = {id(fn): _function(fn, self.names, own[id(fn)], read[id(fn)], none_tested[id(fn)]) for fn in defs}
         for fn in defs:
             self.functions.setdefault(fn.name, self.parsed[id(fn)])
         # custom_ops first, so fakes registered before or after them resolve by name.
@@ -631,6 +646,22 @@ class _Loader:
             if isinstance(node.value, ast.Call):
                 self.statement[id(node.value)] = node
                 self._call_registration(node.value)
+
+    def _names_in_bodies(self) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[str]]]:
+        """For each scope (by id): the names read in its body and those tested ``is None`` there, nested
+        scopes included: each node counts for its own scope, then every scope adds its nested ones'."""
+        read: dict[int, set[str]] = {id(node): set() for node, _ in self.nodes["scopes"]}
+        tested: dict[int, set[str]] = {key: set() for key in read}
+        read[id(None)], tested[id(None)] = set(), set()  # module level
+        for node, scope in self.nodes["names"]:
+            read[id(scope)].add(node.id)
+        for node, scope in self.nodes["compares"]:
+            if _is_none_test(node):
+                tested[id(scope)].add(node.left.id)
+        for node, scope in reversed(self.nodes["scopes"]):  # breadth-first, reversed: inner scopes first
+            read[id(scope)] |= read[id(node)]
+            tested[id(scope)] |= tested[id(node)]
+        return {k: frozenset(v) for k, v in read.items()}, {k: frozenset(v) for k, v in tested.items()}
 
     def _find_libraries(self) -> None:
         for node, _ in self.nodes["assigns"]:

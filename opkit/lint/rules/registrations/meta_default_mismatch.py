@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
-from opkit.lint.registry import rule, shared_index
+from opkit.lint.registry import rule
 from opkit.lint.rules.registrations.common import bound, python_default, schema_default, schema_name, UNKNOWN
 from opkit.lint.sources import LintProject
-from opkit.lint.sources.registrations import subtree
 
 
 @rule(
@@ -67,41 +65,7 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
             if schema_name(p.name) != a.name and sig.argument(schema_name(p.name)) is not None:
                 continue  # the parameter stands for another schema argument: misplaced (M003), not a default
             expected, found = schema_default(a), python_default(p.default)
-            if found is None and p.name in _names(project, fn.node)[1]:
+            if found is None and p.name in fn.none_tested:
                 continue
-            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None and p.name in _names(project, fn.node)[0]:
+            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None and p.name in fn.names_read:
                 yield b.violation(f"'{p.name}' defaults to {p.default_text} but the schema's '{a.name}' defaults to {a.default}: calls that pass {a.default} get {p.default_text}")
-
-
-@shared_index
-def _names_by_function(project: LintProject) -> dict[ast.AST, tuple[frozenset[str], frozenset[str]]]:
-    """Filled by ``_names``: each Meta function walked once per lint run, not once per parameter (a real
-    Meta module binds ~750 parameters with defaults, and walking per parameter dominated linting it)."""
-    return {}
-
-
-def _names(project: LintProject, function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[frozenset[str], frozenset[str]]:
-    """(every Name in the body's statements, the names tested ``is None`` anywhere in the function,
-    nested functions included)."""
-    known = _names_by_function(project)
-    found = known.get(function)
-    if found is None:
-        body = {id(statement) for statement in function.body}
-        read: set[str] = set()
-        none_tested: set[str] = set()
-        for child in ast.iter_child_nodes(function):
-            in_body = id(child) in body
-            for node in subtree(child):
-                if isinstance(node, ast.Name):
-                    if in_body:
-                        read.add(node.id)
-                elif (
-                    isinstance(node, ast.Compare)
-                    and isinstance(node.left, ast.Name)
-                    and isinstance(node.ops[0], ast.Is)
-                    and isinstance(node.comparators[0], ast.Constant)
-                    and node.comparators[0].value is None
-                ):
-                    none_tested.add(node.left.id)
-        found = known[function] = (frozenset(read), frozenset(none_tested))
-    return found
