@@ -16,6 +16,7 @@ This module knows nothing of files, YAML or torch.compile, and never imports tor
 
 from __future__ import annotations
 
+import copy
 import enum
 import functools
 import re
@@ -888,7 +889,8 @@ def parse_schema(text: str, dialect: Dialect = Dialect.OP_PLUGIN) -> OpSignature
         result = _parse_uncached(text, dialect)
         _RESULTS[key] = result
     if isinstance(result, SchemaError):
-        raise result
+        # A copy: a traceback on the remembered error would keep its raiser's callers alive (a lint's whole project).
+        raise copy.copy(result)
     return result
 
 
@@ -907,7 +909,10 @@ def _parse_uncached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
     try:
         return _parse_op_plugin(text) if dialect is Dialect.OP_PLUGIN else _parse_torch_library(text)
     except SchemaError as exc:
-        return exc
+        # Remembered: neither its traceback nor the parser error it replaced (``__context__``, which
+        # ``from None`` only hides) may keep the frames they were raised in, and their callers, alive.
+        exc.__context__ = None
+        return exc.with_traceback(None)
 
 
 def parsed_results(keys: Iterable[tuple[str, Dialect]]) -> dict[tuple[str, Dialect], OpSignature | SchemaError]:

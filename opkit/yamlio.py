@@ -9,7 +9,10 @@ Aliases are the other way a small text becomes a huge value ("billion laughs": n
 aliases each make 10**9 nodes for whoever walks the tree). A document with anchors is therefore
 scanned as a stream of parser events (flat, nothing built) and refused when it holds more than
 ``MAX_ALIASES`` aliases or expands to more than ``MAX_EXPANDED_NODES`` nodes; the real
-op_plugin_functions.yaml has no anchors at all.
+op_plugin_functions.yaml has no anchors at all. ``compose`` scans only documents that turn out to
+have aliases: libyaml composes an alias as the anchored node itself (nothing is copied, so
+composing is safe), and a node reached twice is what gives one away. A text test cannot tell: the
+real file has ``&&`` and ``*>`` in its quoted C++ snippets, and scanning it costs a quarter of a load.
 """
 
 from __future__ import annotations
@@ -99,20 +102,48 @@ def expanded_size(text: str) -> tuple[int, int]:
 
 
 def _check(text: str) -> None:
-    if nesting_bound(text) > MAX_NESTING:
-        raise TooDeep(f"nested more than {MAX_NESTING} levels deep")
+    _check_nesting(text)
     if "&" in text and "*" in text:  # no anchor, no alias: nothing to expand
         expanded_size(text)
 
 
+def _shares_nodes(nodes: list[yaml.Node]) -> bool:
+    """Whether some node of the composed documents is reached twice: an alias (or a cycle of them)."""
+    seen: set[int] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+    return False
+
+
+def _check_nesting(text: str) -> None:
+    if nesting_bound(text) > MAX_NESTING:
+        raise TooDeep(f"nested more than {MAX_NESTING} levels deep")
+
+
 def compose_all(text: str) -> list[yaml.Node]:
-    _check(text)
-    return list(yaml.compose_all(text, Loader=FAST_LOADER))
+    _check_nesting(text)
+    nodes = list(yaml.compose_all(text, Loader=FAST_LOADER))
+    if _shares_nodes(nodes):
+        expanded_size(text)
+    return nodes
 
 
 def compose(text: str) -> yaml.Node | None:
-    _check(text)
-    return yaml.compose(text, Loader=FAST_LOADER)
+    _check_nesting(text)
+    node = yaml.compose(text, Loader=FAST_LOADER)
+    if node is not None and _shares_nodes([node]):
+        expanded_size(text)
+    return node
 
 
 def load(text: str) -> Any:

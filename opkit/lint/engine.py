@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import gc
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from opkit.lint.finding import Finding, Severity, Violation
@@ -174,6 +176,28 @@ def lint(
     use_cache: bool = True,
 ) -> LintResult:
     """Lint ``paths`` (files and directories) and ``schemas``, each project's files paired with each other."""
+    with _without_cycle_collection():
+        return _lint(paths, schemas, dialect, selection, use_cache)
+
+
+@contextlib.contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while linting, as mypy and pickle loading do.
+
+    Loading builds ~100k long-lived objects (yaml nodes, a Meta module's AST, signatures) and makes
+    no reference cycles worth collecting; each collection the allocations trigger walks all of
+    them again. Measured on the real yaml + Meta file: ~45% of the CPU time of a cold run.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
     from opkit.lint import cache, result_cache
 
     problems: list[Finding] = []

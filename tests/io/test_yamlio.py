@@ -65,6 +65,24 @@ def test_alias_budget_is_exact():
     assert yamlio.load("a: '&'\nb: '*'\n") == {"a": "&", "b": "*"}
 
 
+def test_compose_refuses_what_load_refuses_and_scans_only_documents_with_aliases(monkeypatch):
+    many = "a: &x 1\nb: [" + ", ".join(["*x"] * (yamlio.MAX_ALIASES + 1)) + "]\n"
+    for read in (yamlio.compose, yamlio.compose_all):
+        with pytest.raises(yamlio.TooManyAliases, match="aliases expand to more than"):
+            read(laughs(9, 10))
+        with pytest.raises(yamlio.TooManyAliases, match=f"more than {yamlio.MAX_ALIASES} aliases"):
+            read(many)
+    assert yamlio.compose("a: &x [1]\nb: *x\n").value[1][1].value[0].value == "1"
+
+    def no_scan(text):
+        raise AssertionError("scanned a document without aliases")
+
+    monkeypatch.setattr(yamlio, "expanded_size", no_scan)
+    text = "custom:\n  - func: f(Tensor x) -> Tensor\n    a: 'x && y'\n    b: 'const_cast<char *>(s)'\n"  # as in the real file
+    assert yamlio.compose(text).value[0][0].value == "custom"
+    assert len(yamlio.compose_all(text)) == 1
+
+
 def test_compose_and_load_agree():
     text = "custom:\n  - func: f(Tensor x) -> Tensor\n"
     node = yamlio.compose(text)

@@ -167,3 +167,14 @@ def test_s204_names_each_reason_and_only_for_new_ops(tmp_path):
         ("my_drop", "op takes a Generator and is tagged nondeterministic_seeded: npugraph_ex cannot capture random-number ops"),
         ("my_rand", "op is tagged nondeterministic_seeded: npugraph_ex cannot capture random-number ops"),
     ]
+
+
+def test_the_installed_torch_version_is_read_from_its_wheel_metadata_as_importlib_reads_it():
+    from importlib import metadata
+
+    from opkit.lint import torchgen_versions
+
+    assert torchgen_versions._wheel_version("torch") == metadata.version("torch")
+    assert torchgen_versions._wheel_version("opkit_no_such_package") is None
+    major, minor = metadata.version("torch").split(".")[:2]
+    assert torchgen_versions.installed_torch_version() == f"v{major}.{minor}"

@@ -185,3 +185,50 @@ def test_noqa_on_the_line_silences_all_or_the_listed_codes(tmp_path, run_opkit, 
     path.write_text(f"custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_apl: all_version{comment}\n")
     code, out = run_opkit("lint", str(path))
     assert ("Y002" not in out) is silenced and code == (0 if silenced else 1), out
+
+
+def test_lint_pauses_the_cycle_collector_and_restores_it():
+    import gc
+
+    from opkit.lint import lint
+
+    started = []
+
+    def record(phase, info):
+        if phase == "start":
+            started.append(info["generation"])
+
+    schemas = [f"op_{i}(Tensor x, int k={i}) -> Tensor" for i in range(1000)]
+    gc.callbacks.append(record)
+    try:
+        lint(schemas=schemas, use_cache=False)
+    finally:
+        gc.callbacks.remove(record)
+    # none while linting (~30 without the pause); at most the one that the first allocation after it may start
+    assert len(started) <= 1 and gc.isenabled(), started
+    gc.disable()
+    try:
+        lint(schemas=["my_op(Tensor x) -> Tensor"], use_cache=False)
+        assert not gc.isenabled()  # a caller's own setting is kept
+    finally:
+        gc.enable()
+
+
+def test_a_lint_keeps_nothing_of_what_it_loaded_alive(tmp_path):
+    """Remembered parse errors carry no traceback (whose frames would hold the project), so a run's
+    files are freed when it returns, without waiting for a cycle collection."""
+    import gc
+
+    from opkit.lint import lint
+    from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text("custom:\n  - func: my_bad(Tensr x) -> Tensor\n  - func: my_op(Tensor x, int k) -> Tensor\n")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        assert {f.code for f in lint([str(path)], use_cache=False).findings} >= {"S002"}
+        assert not [o for o in gc.get_objects() if isinstance(o, OpPluginFile) and o.path == str(path)]
+    finally:
+        if enabled:
+            gc.enable()

@@ -135,7 +135,7 @@ class SchemaSite:
         try:
             return parse_schema(self.text, self.dialect)
         except SchemaError as exc:
-            return exc
+            return exc.with_traceback(None)  # kept by the site: its frames would hold the project in a cycle
 
     @property
     def signature(self) -> OpSignature | None:

@@ -153,6 +153,7 @@ class OpPluginFile:
     structure_errors: list[InputError]
     noqa: NoqaMap
     _specs: dict[int, dict[str, VersionSpec]] = field(default_factory=dict, repr=False)
+    _active: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def duplicate_keys(self) -> tuple[DuplicateKey, ...]:
@@ -198,13 +199,16 @@ class OpPluginFile:
         return tuple(sorted(mentioned, key=lambda v: version_key(v, {}) or ())) or (ALL_VERSION,)
 
     def active_versions(self, entry: YamlEntry) -> frozenset[str]:
-        """Versions in which the codegen keeps the entry (it has an acl_op, op_api or sparse kernel)."""
-        selected: set[str] = set()
-        for name in ACTIVE_FIELDS:
-            spec = self.specs(entry).get(name)
-            if spec is not None:
-                selected |= spec.expand(self.universe)
-        return frozenset(selected)
+        """Versions in which the codegen keeps the entry (it has an acl_op, op_api or sparse kernel); each entry's read once."""
+        found = self._active.get(id(entry))
+        if found is None:
+            selected: set[str] = set()
+            for name in ACTIVE_FIELDS:
+                spec = self.specs(entry).get(name)
+                if spec is not None:
+                    selected |= spec.expand(self.universe)
+            found = self._active[id(entry)] = frozenset(selected)
+        return found
 
     def schema_sites(self) -> list[SchemaSite]:
         sites = []

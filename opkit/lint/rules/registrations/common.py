@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from opkit.lint.finding import Violation
 from opkit.lint.registry import shared_index
 from opkit.lint.sources import LintProject, SchemaSite
-from opkit.lint.sources.registrations import CustomOp, Registration, RegistrationFile, ReturnSite
+from opkit.lint.sources.registrations import CustomOp, Registration, RegistrationFile, ReturnSite, subtree
 from opkit.signature import Argument, OpSignature
 
 
@@ -172,7 +172,7 @@ def comparable(sig: OpSignature) -> tuple:
 def written_parameters(fn_node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
     """Parameters the body visibly writes in place (``x.add_()``, ``x[i] = v``, ``x += v``, ``out=x``): name → line."""
     written: dict[str, int] = {}
-    for node in ast.walk(fn_node):
+    for node in subtree(fn_node):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Call):
             f = node.func

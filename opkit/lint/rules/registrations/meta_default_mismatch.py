@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
@@ -66,24 +65,7 @@ def meta_default_mismatch(project: LintProject) -> Iterator[Violation]:
             if schema_name(p.name) != a.name and sig.argument(schema_name(p.name)) is not None:
                 continue  # the parameter stands for another schema argument: misplaced (M003), not a default
             expected, found = schema_default(a), python_default(p.default)
-            if found is None and _resolves_none(fn.node, p.name):
+            if found is None and p.name in fn.none_tested:
                 continue
-            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None and _reads(fn.node, p.name):
+            if expected is not UNKNOWN and found is not UNKNOWN and expected != found and expected is not None and p.name in fn.names_read:
                 yield b.violation(f"'{p.name}' defaults to {p.default_text} but the schema's '{a.name}' defaults to {a.default}: calls that pass {a.default} get {p.default_text}")
-
-
-def _resolves_none(function: ast.AST, name: str) -> bool:
-    """Whether the function tests ``name is None`` (and so substitutes its own default)."""
-    return any(
-        isinstance(node, ast.Compare)
-        and isinstance(node.left, ast.Name)
-        and node.left.id == name
-        and isinstance(node.ops[0], ast.Is)
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-        for node in ast.walk(function)
-    )
-
-
-def _reads(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for statement in function.body for node in ast.walk(statement))
