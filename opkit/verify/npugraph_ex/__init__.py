@@ -66,8 +66,8 @@ def load() -> Emulation:
         held = scope.Scope()
         held.add(scope.changed(unpatched, scope.record(dicts, slots)))
         held.add(scope.changed(outside, scope.record(scope.import_patch_points(), runtime.slots())))
-    except BaseException:
-        for slot, value in outside.items():
+    except BaseException:  # the stand-in and the import's writes are undone; the error says why
+        for slot, value, _ in scope.changed(outside, scope.record(scope.import_patch_points(), runtime.slots())):
             slot.write(value)
         raise
     finally:
