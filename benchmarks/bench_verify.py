@@ -10,12 +10,14 @@
 3. The whole ``opkit verify --op`` command against a bare script, as fresh processes.
 
 Both sides compile a new code object per round (Dynamo caches per code object), and both are warmed
-once first so that one-time imports are not charged to either.
+once first so that one-time imports are not charged to either. Each side is timed by the wall clock and
+by the process's CPU time: on a shared, loaded machine the CPU-time ratio is the steadier of the two.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import types
@@ -54,25 +56,34 @@ def args():
     return torch.randn(64, 64), torch.randn(64, 64), 0.5
 
 
-def bare_compile(op) -> float:
+class Timed:
+    """Wall-clock and CPU seconds of the block."""
+
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def bare_compile(op) -> Timed:
     """What a user would write: compile, call (capture), call (replay)."""
-    start = time.perf_counter()
-    with torch.no_grad():
+    with Timed() as timed, torch.no_grad():
         compiled = torch.compile(fresh_entry(op), backend="aot_eager", fullgraph=True, dynamic=False)
         compiled(*args())
         compiled(*args())
-    return time.perf_counter() - start
+    return timed
 
 
 BACKEND = "npugraph_ex"
 
 
-def checked(op, opcheck: bool) -> float:
-    start = time.perf_counter()
-    report = check_graph_entry(op, args(), backend=BACKEND, opcheck=opcheck)
-    elapsed = time.perf_counter() - start
+def checked(op, opcheck: bool) -> Timed:
+    with Timed() as timed:
+        report = check_graph_entry(op, args(), backend=BACKEND, opcheck=opcheck)
     assert report.ok, str(report)
-    return elapsed
+    return timed
 
 
 OPS_FILE = """
@@ -98,6 +109,7 @@ with torch.no_grad():
 
 def processes(rounds: int) -> None:
     """The whole `opkit verify --op` command against a bare script making the same torch.compile call."""
+    import resource
     import subprocess
     import sys
     import tempfile
@@ -110,15 +122,33 @@ def processes(rounds: int) -> None:
         verify = [sys.executable, "-m", "opkit", "verify", "--op", "opkit_bench_cli::op", "--load", str(ops),
                   "--example", "torch.randn(64, 64), torch.randn(64, 64), 0.5", "--backend", BACKEND]  # fmt: skip
 
-        def timed(cmd: list[str]) -> float:
+        def timed(cmd: list[str]) -> tuple[float, float]:
+            """Wall-clock and CPU seconds (user + system) of the child process."""
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(cmd, check=True, capture_output=True)
-            return time.perf_counter() - start
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
         timed([sys.executable, str(bare), str(ops)]), timed(verify)  # warm caches and bytecode
-        b = statistics.median(timed([sys.executable, str(bare), str(ops)]) for _ in range(rounds))
-        v = statistics.median(timed(verify) for _ in range(rounds))
-    print(f"processes: bare script {b * 1000:.0f} ms, `opkit verify --op` {v * 1000:.0f} ms, ratio {v / b:.2f}  overhead {100 * (v / b - 1):+.0f}%")
+        bares, verifies = [], []
+        for _ in range(rounds):  # interleaved, as above
+            bares.append(timed([sys.executable, str(bare), str(ops)]))
+            verifies.append(timed(verify))
+    (bw, bc), (vw, vc) = ([statistics.median(x[i] for x in runs) for i in (0, 1)] for runs in (bares, verifies))
+    print(
+        f"processes: bare script {bw * 1000:.0f} ms wall {bc * 1000:.0f} ms CPU, `opkit verify --op` {vw * 1000:.0f} ms wall "
+        f"{vc * 1000:.0f} ms CPU, ratio wall {vw / bw:.2f}  CPU {vc / bc:.2f}"
+    )
+
+
+def median(runs: list[Timed], clock: str) -> float:
+    return statistics.median(getattr(t, clock) for t in runs)
+
+
+def emulated() -> bool:
+    return check_graph_entry(fresh_op(), args(), backend=BACKEND, opcheck=False).emulated
 
 
 def main() -> None:
@@ -141,23 +171,20 @@ def main() -> None:
         bare.append(bare_compile(fresh_op()))
         check.append(checked(fresh_op(), opcheck))
         check_no_opcheck.append(checked(fresh_op(), False))
-    b, c, c0 = statistics.median(bare), statistics.median(check), statistics.median(check_no_opcheck)
-    report = check_graph_entry(fresh_op(), args(), backend=BACKEND, opcheck=False)
-    print(f"torch {torch.__version__}, checked backend {report.backend}{' (emulated)' if report.emulated else ''}, {ns.rounds} rounds, medians")
-    print(f"bare torch.compile (compile + capture + replay): {b * 1000:8.1f} ms")
-    print(f"check_graph_entry (all checks{'' if opcheck else ', no opcheck'}):       {c * 1000:8.1f} ms   ratio {c / b:.2f}  overhead {100 * (c / b - 1):+.0f}%")
-    print(f"check_graph_entry (no opcheck):                   {c0 * 1000:8.1f} ms   ratio {c0 / b:.2f}  overhead {100 * (c0 / b - 1):+.0f}%")
+    print(f"torch {torch.__version__}, checked backend npugraph_ex{' (emulated)' if emulated() else ''}, {ns.rounds} rounds, medians, load average {os.getloadavg()[0]:.1f}")
+    b_wall, b_cpu = median(bare, "wall"), median(bare, "cpu")
+    print(f"bare torch.compile (compile + capture + replay): {b_wall * 1000:7.1f} ms wall {b_cpu * 1000:7.1f} ms CPU")
+    for label, runs in ((f"all checks{'' if opcheck else ', no opcheck'}", check), ("no opcheck", check_no_opcheck)):
+        w, c = median(runs, "wall"), median(runs, "cpu")
+        print(f"check_graph_entry ({label}): {w * 1000:7.1f} ms wall {c * 1000:7.1f} ms CPU   ratio wall {w / b_wall:.2f}  CPU {c / b_cpu:.2f}")
 
-    per_op = []
-    start = time.perf_counter()
-    for _ in range(ns.ops):
-        per_op.append(checked(fresh_op(), opcheck))
-    total = time.perf_counter() - start
+    per_op = [checked(fresh_op(), opcheck) for _ in range(ns.ops)]
+    total = sum(t.wall for t in per_op)
     half = len(per_op) // 2
     print(
         f"{ns.ops} ops verified in one process: {total:.2f} s total, {1000 * total / ns.ops:.1f} ms per op "
-        f"(first half median {1000 * statistics.median(per_op[:half]):.1f} ms, "
-        f"second half {1000 * statistics.median(per_op[half:]):.1f} ms)"
+        f"(CPU medians: first half {1000 * median(per_op[:half], 'cpu'):.1f} ms, "
+        f"second half {1000 * median(per_op[half:], 'cpu'):.1f} ms)"
     )
     if ns.processes:
         processes(ns.processes)

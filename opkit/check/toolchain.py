@@ -1,9 +1,9 @@
 """What `opkit check` compiles with: the system C++ compiler and CANN's host headers.
 
 Both are looked up, never installed. The headers are found by the one file every op_host source
-includes, ``register/op_def_registry.h``: under ``--cann PATH``, else ``$ASCEND_HOME_PATH`` (set by CANN's
-``set_env.sh``), else the standard install locations. A root may be a CANN installation (its
-``include/`` holds the headers) or an include directory itself.
+includes, ``register/op_def_registry.h``: under ``--cann PATH``, else ``$ASCEND_HOME_PATH`` or
+``$ASCEND_TOOLKIT_HOME`` (set by CANN's ``set_env.sh``), else the standard install locations. A root may
+be a CANN installation (its ``include/`` holds the headers) or an include directory itself.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ STANDARD_CANN_ROOTS = (
     "~/Ascend/ascend-toolkit/latest",
     "~/Ascend/cann",
 )
+CANN_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # both set by CANN's set_env.sh
 COMPILERS = ("c++", "g++", "clang++")
 
 
@@ -50,6 +51,14 @@ def _headers_under(root: Path) -> Path | None:
     return next((d for d in _include_dirs(root) if (d / HOST_HEADER).is_file()), None)
 
 
+def cann_roots() -> list[tuple[Path, str]]:
+    """Where a CANN installation may be, in the order looked: (root, what named it). ``opkit check`` and
+    ``opkit doctor`` both look here."""
+    named = [(os.environ.get(var), f"${var}") for var in CANN_ENV_VARS]
+    roots = [(Path(value).absolute(), by) for value, by in named if value]
+    return roots + [(Path(p).expanduser(), "a standard location") for p in STANDARD_CANN_ROOTS]
+
+
 def find_host_headers(cann: str | os.PathLike | None = None) -> HostHeaders:
     """The CANN host headers to compile op_host sources against; ToolchainError with every place looked."""
     if cann is not None:
@@ -58,11 +67,7 @@ def find_host_headers(cann: str | os.PathLike | None = None) -> HostHeaders:
         if found is None:
             raise ToolchainError(f"--cann {cann}: no {HOST_HEADER.as_posix()} in {', '.join(str(d) for d in _include_dirs(root))}")
         return HostHeaders(found, "--cann")
-    candidates: list[tuple[Path, str]] = []
-    home = os.environ.get("ASCEND_HOME_PATH")
-    if home:
-        candidates.append((Path(home).absolute(), "$ASCEND_HOME_PATH"))
-    candidates += [(Path(p).expanduser(), "a standard location") for p in STANDARD_CANN_ROOTS]
+    candidates = cann_roots()
     for root, found_by in candidates:
         found = _headers_under(root)
         if found is not None:

@@ -55,7 +55,7 @@ class Backend:
     sees_aot_graph: bool  # whether the functionalized graph is recorded (else only Dynamo's)
     unavailable: Callable[[], str | None] = lambda: None  # None when usable, else why not
     emulated: bool = False  # npugraph_ex's own compiler behind opkit's stand-in NPU runtime
-    session: Callable[[GraphCapture], Any] = lambda capture: contextlib.nullcontext()  # around compile and calls
+    session: Callable[[GraphCapture], Any] = lambda capture: contextlib.nullcontext()  # around make, compile and calls
 
 
 BACKENDS: dict[str, Backend] = {}
@@ -123,9 +123,12 @@ def _emulated_unavailable() -> str | None:
 
 @contextlib.contextmanager
 def _observed(capture: GraphCapture):
+    # npugraph_ex's process-wide changes (its Meta patches, the stand-in torch_npu, Tensor.is_npu) are in
+    # force for this check's compile and calls only.
+    from opkit.verify import npugraph_ex
     from opkit.verify.npugraph_ex import observe
 
-    with observe.observing() as observation:
+    with npugraph_ex.load().scope.inside(), observe.observing() as observation:
         capture.observation = observation
         try:
             yield

@@ -9,7 +9,6 @@ a shape sweep is asked for).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterable, Sequence
 
@@ -87,11 +86,6 @@ def check_graph_entry(
     )
     if backend == "auto" and chosen.name == "aot_eager" and (why := auto_fallback_note()) is not None:
         ctx.notes.append(why)
-    if not chosen.emulated and "npugraph_ex" in sys.modules and chosen.name != "npugraph_ex":
-        ctx.notes.append(
-            "npugraph_ex was loaded in this process by an earlier check and patched some aten Meta kernels "
-            f"process-wide: run `opkit verify --backend {chosen.name}` in a fresh process for an untouched verdict"
-        )
     if chosen.emulated:
         from opkit.verify import npugraph_ex
 

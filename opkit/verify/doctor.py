@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-CANN_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
-CANN_DEFAULT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 
 _PROBE = r"""
 import json, sys
@@ -93,11 +91,9 @@ def _base_version(version: str) -> str:
 
 
 def _cann_root() -> Path | None:
-    for var in CANN_ENV_VARS[:2]:
-        value = os.environ.get(var)
-        if value and Path(value).is_dir():
-            return Path(value)
-    return next((Path(p) for p in CANN_DEFAULT_ROOTS if Path(p).is_dir()), None)
+    from opkit.check.toolchain import cann_roots
+
+    return next((root for root, _ in cann_roots() if root.is_dir()), None)
 
 
 def _cann_version(root: Path) -> str | None:

@@ -154,6 +154,7 @@ def test_missing_headers_is_one_message(generated, run_opkit, tmp_path, monkeypa
     code, output = run_opkit("check", str(project), "--cann", str(tmp_path))
     assert code == 2 and output.count("\n") == 1 and output.startswith(f"opkit check: --cann {tmp_path}: no register/op_def_registry.h in"), output
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
     monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", (str(tmp_path / "standard"),))
     code, output = run_opkit("check", str(project))
     assert code == 2 and output.count("\n") == 1, output
@@ -184,6 +185,7 @@ def test_new_checks_the_host_code_when_headers_are_found(run_opkit, cann_include
     assert f"CANN host headers: {cann_include} (from $ASCEND_HOME_PATH)" in output
     assert "checked 1 file(s), op_host against the CANN host headers: 0 error(s), 0 warning(s)" in output
     monkeypatch.delenv("ASCEND_HOME_PATH")
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
     monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", ())
     code, output = run_opkit("new", "my_op", "--schema", MY_OP, "--no-verify", "--msopgen", "builtin", "-o", str(tmp_path / "b"))
     assert code == 0 and "opkit check skipped: no CANN host headers" in output, output
@@ -198,6 +200,7 @@ def test_doctor_reports_compiler_and_headers(cann_include, tmp_path, monkeypatch
     monkeypatch.delenv("CXX", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
     monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", ())
     findings = {f.name: f for f in doctor._compile_check_tools()}
     assert findings["C++ compiler"].status == "info" and "no C++ compiler" in findings["C++ compiler"].detail

@@ -104,3 +104,19 @@ def test_importing_opkit_verify_and_lint_does_not_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_doctor_looks_for_cann_where_opkit_check_does(tmp_path, monkeypatch):
+    from opkit.check import toolchain
+    from opkit.verify import doctor
+
+    standard = tmp_path / "standard"
+    standard.mkdir()
+    (standard / "version.cfg").write_text("version=8.5.0\n")
+    for var in toolchain.CANN_ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", (str(tmp_path / "absent"), str(standard)))
+    (finding,) = doctor._cann()
+    assert (finding.status, finding.detail) == ("ok", f"8.5.0 at {standard}")
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(tmp_path))
+    assert doctor._cann()[0].detail.endswith(f"at {tmp_path}")

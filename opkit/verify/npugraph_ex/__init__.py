@@ -26,6 +26,7 @@ __all__ = ["ENV_VAR", "SUPPORTED", "Emulation", "WheelUnavailable", "backend", "
 class Emulation:
     wheel: Wheel
     module: Any  # the imported npugraph_ex package
+    scope: Any  # scope.Scope: npugraph_ex's process-wide changes, in force only inside a check
 
     @property
     def note(self) -> str:
@@ -40,21 +41,39 @@ class Emulation:
 
 @functools.lru_cache(maxsize=1)
 def load() -> Emulation:
-    """Import npugraph_ex from the unpacked wheel behind the stand-in runtime (once per process)."""
-    from opkit.verify.npugraph_ex import observe, runtime
+    """Import npugraph_ex from the unpacked wheel behind the stand-in runtime (once per process), and
+    record what it and the stand-in change process-wide, then undo it: ``Emulation.scope.inside()``
+    puts it back for one check (``opkit.verify.npugraph_ex.scope``)."""
+    from opkit.verify.npugraph_ex import observe, runtime, scope
 
     wheel = obtain()
-    runtime.install()
     path = str(wheel.dynamo_dir)
     loaded = sys.modules.get("npugraph_ex")
     if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(path):
         raise WheelUnavailable(f"another npugraph_ex is already imported in this process ({loaded.__file__})")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import npugraph_ex  # type: ignore[import-not-found]
+    outside = scope.record(scope.import_patch_points(), runtime.slots())
+    sys.path.insert(0, path)
+    try:
+        with scope.import_side_effects_undone():
+            runtime.install()
+            import npugraph_ex  # type: ignore[import-not-found]
 
-    observe.install(npugraph_ex)
-    return Emulation(wheel, npugraph_ex)
+        observe.install(npugraph_ex)
+        dicts, slots = scope.torch_patch_points()
+        unpatched = scope.record(dicts, slots)
+        backend_of(npugraph_ex)  # its first get_npu_backend patches torch (add_npu_patch, run once)
+        dicts, slots = scope.torch_patch_points()
+        held = scope.Scope()
+        held.add(scope.changed(unpatched, scope.record(dicts, slots)))
+        held.add(scope.changed(outside, scope.record(scope.import_patch_points(), runtime.slots())))
+    except BaseException:  # the stand-in and the import's writes are undone; the error says why
+        for slot, value, _ in scope.changed(outside, scope.record(scope.import_patch_points(), runtime.slots())):
+            slot.write(value)
+        raise
+    finally:
+        sys.path.remove(path)  # its submodules import through the package's own __path__
+    held.leave()
+    return Emulation(wheel, npugraph_ex, held)
 
 
 def unavailable_reason() -> str | None:
@@ -68,14 +87,18 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def backend(options: dict | None = None):
+def backend_of(module, options: dict | None = None):
     """npugraph_ex's Dynamo backend, exactly as the ``npugraph_ex`` entry point builds it, with ``options``."""
-    ne = load().module
-    config = ne.CompilerConfig()
+    config = module.CompilerConfig()
     config.mode = "npugraph_ex"
     # Its pattern fusion rewrites torch_npu's own ops (npu::npu_add_rms_norm, ...), whose schemas only the
     # real torch_npu defines: off the NPU it is off, and the report says so (runtime.NOT_EMULATED).
     config.pattern_fusion_pass = False
     for key, value in (options or {}).items():
         setattr(config, key, value)  # npugraph_ex validates each option against its config
-    return ne.get_npu_backend(compiler_config=config)
+    return module.get_npu_backend(compiler_config=config)
+
+
+def backend(options: dict | None = None):
+    """The backend of the loaded npugraph_ex; call it inside ``load().scope.inside()``."""
+    return backend_of(load().module, options)

@@ -1,10 +1,11 @@
 """The stand-in ``torch_npu`` that npugraph_ex imports off the NPU. Never the real one.
 
 ``install()`` puts a ``torch_npu`` package of plain modules into ``sys.modules`` and makes the ``npu``
-device exist (PrivateUse1 renamed, the stand-in device module registered, ``Tensor.is_npu``), once per
-process and irreversibly, like torch_npu's own import. Host memory plays device memory: ``is_npu`` is
-true for CPU tensors, so npugraph_ex treats the CPU tensors of a check as device tensors (it gives
-captured inputs their own graph buffers, as it does on an NPU).
+device exist (PrivateUse1 renamed, the stand-in device module registered, ``Tensor.is_npu``). Host
+memory plays device memory: ``is_npu`` is true for CPU tensors, so npugraph_ex treats the CPU tensors of
+a check as device tensors (it gives captured inputs their own graph buffers, as it does on an NPU).
+The modules and ``is_npu`` (``slots()``) are in force only inside an emulated check
+(``opkit.verify.npugraph_ex.scope``); the rename and the device module stay, as torch allows one rename.
 
 ``READ_BY_NPUGRAPH_EX`` lists every ``torch_npu`` attribute the torch-npu 2.13/2.14 ``npugraph_ex``
 package reads (found by reading the package; a test greps the unpacked wheel against it). Those
@@ -136,6 +137,28 @@ def _error(*args, **kwargs) -> str:
     return ""
 
 
+MODULE_NAMES = (
+    "torch_npu",
+    "torch_npu._C",
+    "torch_npu.utils",
+    "torch_npu.utils._error_code",
+    "torch_npu.distributed",
+    "torch_npu.dynamo",
+    "torch_npu.dynamo._deterministic_guard",
+    "torch_npu.npu",
+    "torch_npu.npu.utils",
+)
+
+
+def slots() -> list:
+    """What ``install()`` adds that the rest of the process must not see: the modules and ``Tensor.is_npu``."""
+    import torch
+
+    from opkit.verify.npugraph_ex.scope import Slot
+
+    return [*(Slot(sys.modules, name) for name in MODULE_NAMES), Slot(torch.Tensor, "is_npu")]
+
+
 def install() -> types.ModuleType:
     """The stand-in ``torch_npu`` (installed once). Raises RuntimeError when the real one is loaded."""
     existing = sys.modules.get("torch_npu")
@@ -149,12 +172,11 @@ def install() -> types.ModuleType:
     device.emulate_npu_device()
     import torch
 
-    if not isinstance(getattr(torch.Tensor, "is_npu", None), property) or getattr(torch.Tensor.is_npu.fget, STAND_IN_MARK, False) is False:
-        def is_npu(self) -> bool:
-            return self.device.type in ("cpu", "npu")
+    def is_npu(self) -> bool:
+        return self.device.type in ("cpu", "npu")
 
-        setattr(is_npu, STAND_IN_MARK, True)
-        torch.Tensor.is_npu = property(is_npu)
+    setattr(is_npu, STAND_IN_MARK, True)
+    torch.Tensor.is_npu = property(is_npu)
 
     root = _module("torch_npu", "opkit's stand-in for torch_npu: enough for npugraph_ex's compiler off the NPU", package=True)
     c = _module("torch_npu._C", "stand-in torch_npu._C")
@@ -172,18 +194,8 @@ def install() -> types.ModuleType:
     root._C, root.utils, root.distributed, root.npu, root.dynamo = c, utils, distributed, npu, dynamo
     root.get_npu_format = lambda tensor: _FORMAT_ND
     root.__version__ = "stand-in"
-    for name, module in {
-        "torch_npu": root,
-        "torch_npu._C": c,
-        "torch_npu.utils": utils,
-        "torch_npu.utils._error_code": error_code,
-        "torch_npu.distributed": distributed,
-        "torch_npu.dynamo": dynamo,
-        "torch_npu.dynamo._deterministic_guard": guard,
-        "torch_npu.npu": npu,
-        "torch_npu.npu.utils": npu.utils,
-    }.items():
-        sys.modules[name] = module
+    modules = (root, c, utils, error_code, distributed, dynamo, guard, npu, npu.utils)
+    sys.modules.update(zip(MODULE_NAMES, modules))
     return root
 
 

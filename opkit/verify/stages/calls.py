@@ -84,13 +84,13 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
     import torch
 
     capture = GraphCapture()
-    compile_kwargs: dict[str, Any] = {"backend": backend.make(capture), "fullgraph": fullgraph, "dynamic": dynamic}
-    if options:
-        compile_kwargs["options"] = options
-    compiled = torch.compile(fresh_entry(fn), **compile_kwargs)
     result = CompileRun(capture)
     inputs = None
     with backend.session(capture):
+        compile_kwargs: dict[str, Any] = {"backend": backend.make(capture), "fullgraph": fullgraph, "dynamic": dynamic}
+        if options:
+            compile_kwargs["options"] = options
+        compiled = torch.compile(fresh_entry(fn), **compile_kwargs)
         for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
             inputs = make_inputs(inputs)
             call = CompiledCall(label, clone_tree(inputs))

@@ -161,6 +161,7 @@ class CheckContext:
     ops_in_graph: tuple[OpInGraph, ...] = ()
     uncapturable: list[UncapturableOp] = field(default_factory=list)
     npugraph_ex: NpugraphExRun | None = None
+    meta_outputs: list = field(default_factory=list)  # the Meta function's outputs on each sample call
 
     @property
     def op_names(self) -> list[str]:
@@ -199,7 +200,7 @@ class CheckContext:
 
         if self.overload is None or self.undefined or not has_fake_impl(self.op_names[0]):
             return []
-        return check_meta_structure(self.overload, [(self.args, self.kwargs), *self.meta_samples])
+        return check_meta_structure(self.overload, [(self.args, self.kwargs), *self.meta_samples], self.meta_outputs)
 
     @functools.cached_property
     def compiled(self):

@@ -10,12 +10,28 @@ from opkit.verify.report import MetaCheck, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
 from opkit.verify.stages.eager import OpCall
 
-def _describe(t) -> str:
-    return f"shape={tuple(t.shape)} dtype={t.dtype} stride={tuple(t.stride())}"
+def _metadata(t) -> tuple | None:
+    """(shape, dtype, stride) of a real or fake tensor, symbolic sizes at their hints; None when a size
+    depends on data (no hint: nothing to compare)."""
+    import torch
+
+    def concrete(sizes):
+        values = [s.node.hint if isinstance(s, torch.SymInt) else s for s in sizes]
+        return None if any(v is None for v in values) else tuple(int(v) for v in values)
+
+    shape, stride = concrete(t.shape), concrete(t.stride())
+    return None if shape is None or stride is None else (shape, t.dtype, stride)
 
 
-def check_fake_vs_real(calls: list[OpCall]) -> tuple[list[MetaCheck], list[Problem]]:
-    """The Meta function's output metadata against the kernel's, call by call (what opcheck's test_faketensor does)."""
+def _describe(meta: tuple) -> str:
+    shape, dtype, stride = meta
+    return f"shape={shape} dtype={dtype} stride={stride}"
+
+
+def check_fake_vs_real(calls: list[OpCall], meta_outputs: dict | None = None) -> tuple[list[MetaCheck], list[Problem]]:
+    """The Meta function's output metadata against the kernel's, call by call (what opcheck's test_faketensor
+    does). ``meta_outputs``: op name -> what its Meta function already returned on that very call (the
+    structure check's first sample), so it is not run a second time."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._pytree import tree_flatten, tree_map_only
@@ -24,29 +40,36 @@ def check_fake_vs_real(calls: list[OpCall]) -> tuple[list[MetaCheck], list[Probl
     problems: list[Problem] = []
     for call in first_call_per_op(calls):
         op_name = call.op._schema.name
-        mode = FakeTensorMode()
-        fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (call.args, call.kwargs))
-        try:
-            with mode:
-                fake_out = call.op(*fake_args, **fake_kwargs)
-        except Exception as exc:  # reported by the Dynamo stage with its own diagnosis
-            del exc
-            continue
+        if op_name in (meta_outputs or {}):
+            fake_out = meta_outputs[op_name]
+        else:
+            mode = FakeTensorMode()
+            fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (call.args, call.kwargs))
+            try:
+                with mode:
+                    fake_out = call.op(*fake_args, **fake_kwargs)
+            except Exception as exc:  # reported by the Dynamo stage with its own diagnosis
+                del exc
+                continue
         fakes, _ = tree_flatten(fake_out)
         reals, _ = tree_flatten(call.outputs)
-        for i, (f, r) in enumerate(zip(fakes, reals)):
+        fake_meta = [_metadata(f) if isinstance(f, torch.Tensor) else f for f in fakes]
+        if any(isinstance(f, torch.Tensor) and m is None for f, m in zip(fakes, fake_meta)):
+            continue  # a data-dependent size: the Meta function cannot know it
+        for i, (f, m, r) in enumerate(zip(fakes, fake_meta, reals)):
             if not isinstance(r, torch.Tensor):
                 continue
-            ok = isinstance(f, torch.Tensor) and (f.shape, f.dtype, f.stride()) == (r.shape, r.dtype, r.stride())
-            fake_text = _describe(f) if isinstance(f, torch.Tensor) else repr(f)
-            checks.append(MetaCheck(op_name, f"output[{i}]", fake_text, _describe(r), ok))
+            real = _metadata(r)
+            ok = isinstance(f, torch.Tensor) and m == real
+            fake_text = _describe(m) if isinstance(f, torch.Tensor) else repr(f)
+            checks.append(MetaCheck(op_name, f"output[{i}]", fake_text, _describe(real), ok))
             if not ok:
                 problems.append(
                     Problem(
                         Stage.META,
                         "fake_vs_real",
                         f"the Meta function of {op_name} disagrees with its kernel on output[{i}]: "
-                        f"Meta gives {fake_text}, the kernel gives {_describe(r)}",
+                        f"Meta gives {fake_text}, the kernel gives {_describe(real)}",
                         f"fix {op_name.split('::')[-1]}_meta to infer the kernel's output shape, dtype and strides; "
                         "a wrong Meta still compiles, and the graph then plans memory for the wrong tensor",
                         op_name,
@@ -65,10 +88,11 @@ def check_fake_vs_real(calls: list[OpCall]) -> tuple[list[MetaCheck], list[Probl
     return checks, problems
 
 
-def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Problem]:
+def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]], outputs: list | None = None) -> list[Problem]:
     """The Meta/fake function alone, under FakeTensorMode, on each sample call (defaults omitted and
     passed): it accepts the call, returns what the schema's returns declare, and returns no input
-    (or a view of one) unless the schema says the return aliases it."""
+    (or a view of one) unless the schema says the return aliases it. ``outputs`` collects what it
+    returned on each sample (None where it failed)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -81,6 +105,8 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Prob
     for args, kwargs in samples:
         mode = FakeTensorMode(shape_env=ShapeEnv())  # a shape env lets data-dependent sizes be unbacked SymInts
         fake_args, fake_kwargs = tree_map_only(torch.Tensor, mode.from_tensor, (args, kwargs))
+        if outputs is not None:
+            outputs.append(None)
         try:
             with mode:
                 out = op(*fake_args, **fake_kwargs)
@@ -99,6 +125,8 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]]) -> list[Prob
                 )
             )
             continue
+        if outputs is not None:
+            outputs[-1] = out
         values = () if out is None else (out if isinstance(out, tuple) else (out,))
         if len(values) != len(returns):
             problems.append(
@@ -152,7 +180,9 @@ def meta(ctx) -> list[Problem] | None:
         for call in first_call_per_op(calls):
             problems += check_meta_structure(call.op, [(call.args, call.kwargs)])
     if ctx.real_kernel:
-        ctx.meta_checks, found = check_fake_vs_real(calls)
+        # The structure check's first sample is the checked call itself: its Meta outputs serve here too.
+        first = ctx.meta_outputs[0] if ctx.overload is not None and ctx.meta_outputs else None
+        ctx.meta_checks, found = check_fake_vs_real(calls, {ctx.sole_op: first} if first is not None else None)
         problems += found
     else:
         ctx.skipped.append(SkippedCheck("fake vs real", "a stand-in kernel agrees with the Meta function by construction"))

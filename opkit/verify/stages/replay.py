@@ -12,6 +12,14 @@ from opkit.verify.stages import stage_unit
 from opkit.verify.stages.calls import CompileRun
 from opkit.verify.stages.context import clone_tree
 
+def _identical(got, want) -> bool:
+    """Same metadata and bit-identical values (what a replay of a deterministic kernel gives)."""
+    import torch
+
+    same_kind = (got.shape, got.dtype, got.device, got.layout) == (want.shape, want.dtype, want.device, want.layout)
+    return same_kind and got.layout == torch.strided and torch.equal(got, want)
+
+
 def compare_numerics(
     fn: Callable, compiled: CompileRun, input_names: list[str] | None, *, atol: float | None, rtol: float | None
 ) -> tuple[list[Comparison], list[Problem]]:
@@ -39,6 +47,9 @@ def compare_numerics(
             if not isinstance(want, torch.Tensor):
                 ok = want == got
                 comparisons.append(Comparison(name, call.label, bool(ok), None if ok else f"{got!r} != {want!r}"))
+                continue
+            if isinstance(got, torch.Tensor) and _identical(got, want):  # equal means close: skip assert_close's cost
+                comparisons.append(Comparison(name, call.label, True))
                 continue
             try:
                 torch.testing.assert_close(got, want, atol=atol, rtol=rtol, equal_nan=True)
