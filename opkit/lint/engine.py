@@ -144,7 +144,7 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
     for r in by_scope.get("project", ()):
         findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in _violations(r, project, "", findings))
 
-    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files) if getattr(s, "noqa", None)}
+    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files) if getattr(s, "noqa", None)}
     return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
 
 

@@ -187,6 +187,24 @@ def test_noqa_on_the_line_silences_all_or_the_listed_codes(tmp_path, run_opkit, 
     assert ("Y002" not in out) is silenced and code == (0 if silenced else 1), out
 
 
+@pytest.mark.parametrize(
+    "comment, silenced",
+    [("  // noqa", True), ("  // noqa: O001", True), ("  // NOQA: o0", True), ("  // noqa: O002", False),
+     ("  # noqa", False), ("", False)],
+)  # fmt: skip
+def test_noqa_in_an_opdef_cpp_file_is_a_cpp_comment(tmp_path, run_opkit, comment, silenced):
+    from opkit.lint.registry import load_rules
+
+    example = load_rules()["O001"].example  # a skipped `.Frobnicate(2);` call, warned as O001
+    lines = example.splitlines()
+    at = next(i for i, line in enumerate(lines) if "Frobnicate" in line)
+    lines[at] += comment
+    path = tmp_path / "my_op.cpp"
+    path.write_text("\n".join(lines) + "\n")
+    code, out = run_opkit("lint", str(path))
+    assert ("O001" not in out) is silenced and code == 0, out
+
+
 def test_lint_pauses_the_cycle_collector_and_restores_it():
     import gc
 

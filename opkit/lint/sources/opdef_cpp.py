@@ -39,4 +39,4 @@ def load_opdef_cpp(path: str, text: str, *, explicit: bool = True) -> OpDefFile:
         if not explicit and "no OpDef found" in exc.message:
             raise NotLinted("a C++ file that mentions OpDef but declares none") from None
         raise InputError("E002", f"cannot read the OpDef: {exc.message}", line=exc.line or 1) from None
-    return OpDefFile(path, text, ops)
+    return OpDefFile(path, text, ops, noqa=NoqaMap.from_text(text, comment="//"))
