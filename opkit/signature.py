@@ -203,13 +203,12 @@ class Alias:
 def _type_str(type_: ArgType, alias: Alias | None) -> str:
     if alias is None:
         return str(type_)
-    # The annotation sits right after the base name: Tensor(a!), Tensor(a)?, Tensor(a)[].
-    rest = str(type_)[len("Tensor") :]
-    if alias.shorthand:
-        return f"Tensor!{rest}"
-    if alias.on_list:
-        return f"Tensor[]({alias}){rest[2:]}"
-    return f"Tensor({alias}){rest}"
+    # The annotation sits right after the base name (Tensor(a!), Tensor(a)?, Tensor(a)[]) or, when
+    # written on the list, after its brackets (Tensor[](a!), Tensor?[]!).
+    printed = str(type_)
+    at = printed.index("]") + 1 if alias.on_list else len("Tensor")
+    annotation = "!" if alias.shorthand else f"({alias})"
+    return printed[:at] + annotation + printed[at:]
 
 
 @dataclass(frozen=True)
@@ -437,8 +436,8 @@ class OpSignature:
 _NAME_RE = re.compile(r"^(?:(?P<ns>[A-Za-z_][A-Za-z0-9_]*)::)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z_][A-Za-z0-9_]*))?$")
 _ALIAS_SET = r"(?:\*|[A-Za-z_]\w*)(?:\|(?:\*|[A-Za-z_]\w*))*"
 _ALIAS_RE = re.compile(rf"^(?P<sets>{_ALIAS_SET})(?P<write>!?)(?:->(?P<after>{_ALIAS_SET}))?$")
-_TENSOR_ANNOT_RE = re.compile(r"^Tensor\s*(?P<list>\[\s*\]\s*)?\((?P<ann>[^)]*)\)")
-_TENSOR_BANG_RE = re.compile(r"^Tensor\s*!")
+# An annotation follows ``Tensor`` or its list suffix: Tensor(a!), Tensor[](a!), Tensor?[](a), Tensor!, Tensor?[]!
+_TENSOR_ANNOT_RE = re.compile(r"^Tensor(?P<list>\s*\??\s*\[\s*\])?\s*(?:\((?P<ann>[^)]*)\)|(?P<bang>!))")
 
 
 @dataclass(frozen=True)
@@ -697,10 +696,10 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
     """Take ``Tensor(a0!)``, ``Tensor[](a!)``, ``Tensor(*)``, ``Tensor!`` apart (torch.library's alias grammar)."""
     m = _TENSOR_ANNOT_RE.match(piece.text)
     if m is None:
-        bang = _TENSOR_BANG_RE.match(piece.text) if dialect is Dialect.TORCH_LIBRARY else None
-        if bang is not None:  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
-            return "Tensor" + piece.text[bang.end() :], Alias((f"${piece.column}",), True, shorthand=True)
         return piece.text, None
+    body = "Tensor" + re.sub(r"\s+", "", m.group("list") or "") + piece.text[m.end() :]
+    if m.group("bang"):  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
+        return body, Alias((f"${piece.column}",), True, shorthand=True, on_list=bool(m.group("list")))
     annotation = re.sub(r"\s+", "", m.group("ann"))  # the lexer ignores blanks: Tensor(a !) is Tensor(a!)
     am = _ALIAS_RE.match(annotation)
     names = re.findall(r"[A-Za-z_]\w*", annotation)
@@ -714,7 +713,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
         )
     after = am.group("after")
     alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else (), on_list=bool(m.group("list")))
-    return ("Tensor[]" if alias.on_list else "Tensor") + piece.text[m.end() :], alias
+    return body, alias
 
 
 def _normalise_piece(piece: str) -> str:
@@ -754,7 +753,7 @@ _TORCH_ONLY_CONSTRUCTORS = frozenset({"Dict", "Future", "RRef", "Await", "Union"
 _TORCH_LIBRARY_BASES = frozenset(
     "Tensor int float bool str Scalar SymInt SymBool ScalarType Layout MemoryFormat Device DeviceIndex Generator QScheme Storage Stream".split()
 )
-UNSUPPORTED = "unsupported by opkit"  # starts the message of each deliberate refusal (README, "Schema dialects")
+UNSUPPORTED = torch_lexer.UNSUPPORTED
 
 
 def _unsupported_type(type_text: str) -> str | None:
@@ -766,7 +765,8 @@ def _unsupported_type(type_text: str) -> str | None:
         return f"{what}: no Ascend C operand or msOpGen attr maps to it"
     if name in _TORCH_ONLY_TYPES or (name and name[0].islower() and name not in _TORCH_LIBRARY_BASES and name not in torch_lexer.KEYWORDS):
         kind = "type variable" if name[0].islower() and name not in _TORCH_ONLY_TYPES else "TorchScript type"
-        return f"the {kind} {name!r}: no Ascend C operand or msOpGen attr maps to it"
+        meant = next((b for b in _TORCH_LIBRARY_BASES if b.lower() == name.lower() and b != name), None)
+        return f"the {kind} {name!r}: no Ascend C operand or msOpGen attr maps to it" + (f" (did you mean {meant!r}?)" if meant else "")
     if type_text.count("[") > 1:
         return f"the nested list type {type_text!r}: msOpGen attrs are flat lists"
     if "(" in type_text:
@@ -827,7 +827,8 @@ def _parse_torch_library(text: str) -> OpSignature:
             message = _torchgen_message(exc)
             raise fail(message, piece.column) from None
         if not naming.IDENTIFIER_RE.match(parsed.name) or parsed.name in torch_lexer.KEYWORDS:
-            raise fail(f"invalid argument name {parsed.name!r}", piece.column, "torch's lexer reads keywords (def, None, in, ...) as tokens, not names")
+            keyword = parsed.name in torch_lexer.KEYWORDS
+            raise fail(f"invalid argument name {parsed.name!r}", piece.column, "torch's lexer reads keywords (def, None, in, ...) as tokens, not names" if keyword else "a name is letters, digits and '_'")
         if alias is not None and not arg_type.is_tensor:
             raise fail(f"{UNSUPPORTED}: the alias annotation on non-Tensor argument {parsed.name!r}: opkit models aliasing of Tensors only", piece.column)
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))

@@ -22,6 +22,9 @@ DEVICE_TYPES = frozenset(
     "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia privateuseone".split()
 )
 
+# Starts the message of each deliberate refusal of what torch accepts (README, "Schema dialects").
+UNSUPPORTED = "unsupported by opkit"
+
 _BLANKS = " \t\v\f\r"  # C isspace() without '\n'
 # What strtod reads at the start of a token (the lexer's number), and a complex literal's 'j'.
 NUMBER_RE = re.compile(r"(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)j?")
@@ -132,16 +135,17 @@ def number_value(text: str, *, as_float: bool) -> int | float:
     if not NUMBER_RE.fullmatch(body):
         raise ValueError(f"default {text} is not a number, a string, True, False or None")
     if body.endswith("j"):
-        raise ValueError(f"default {text} is a complex number: opkit has no complex arguments")
+        raise ValueError(f"{UNSUPPORTED}: the complex default {text}: opkit has no complex arguments")
     if body[:2] in ("0x", "0X"):
-        raise ValueError(f"torch reads the hexadecimal default {text} as {'a float' if as_float else 'its leading 0'}: write it in decimal")
+        reading = "a float" if as_float or "." in body or "p" in body.lower() else "its leading 0"
+        raise ValueError(f"{UNSUPPORTED}: the hexadecimal default {text}, which torch reads as {reading}: write it in decimal")
     if as_float or "." in body or "e" in body:
         value = float(text)
         if value in (float("inf"), float("-inf")) or (value == 0 and re.search(r"[1-9]", body.split("e")[0].split("E")[0])):
             raise ValueError(f"default {text} is out of the range of a double")
         return value
     if "E" in body:
-        raise ValueError(f"torch reads the integer default {text} only up to the 'E' ({text.split('E')[0]}): write {int(float(text))} or use a float")
+        raise ValueError(f"{UNSUPPORTED}: the integer default {text}, which torch reads only up to the 'E' ({text.split('E')[0]}): write {int(float(text))}")
     value = int(text, 10)
     if not _INT64[0] <= value <= _INT64[1]:
         raise ValueError(f"default {text} is out of the range of a 64-bit integer")
