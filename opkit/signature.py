@@ -716,8 +716,14 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
     return body, alias
 
 
+_CANONICAL_PIECE_RE = re.compile(r"^[^\s\"'=]+(?: [A-Za-z_]\w*(?:=[^\s\"']+)?)?$")
+
+
+@functools.lru_cache(maxsize=8192)
 def _normalise_piece(piece: str) -> str:
     """Collapse whitespace the C++ lexer ignores: inside brackets and around '=' (string literals are kept)."""
+    if _CANONICAL_PIECE_RE.match(piece):
+        return piece  # 'int[2] k=[1,1]': nothing to collapse
     out: list[str] = []
     depth = 0
     i = 0
@@ -936,6 +942,7 @@ def parse_default(type_: ArgType, text: str) -> object:
     return _single_constant(text, type_)
 
 
+@functools.lru_cache(maxsize=4096)
 def default_problem(type_: ArgType, default: str) -> str | None:
     """Why torch's C++ parser rejects ``default`` for ``type_`` (or opkit refuses its odd reading), or None."""
     try:

@@ -29,6 +29,7 @@ _BLANKS = " \t\v\f\r"  # C isspace() without '\n'
 # What strtod reads at the start of a token (the lexer's number), and a complex literal's 'j'.
 NUMBER_RE = re.compile(r"(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)j?")
 _INT64 = (-(2**63), 2**63 - 1)
+_SKIPPED = re.compile(r"[#\\\n\t\v\f\r]")
 
 
 class LexError(ValueError):
@@ -61,6 +62,8 @@ def string_end(text: str, start: int) -> int:
 def blank_out(text: str) -> str:
     """``text`` with what the lexer skips (comments, line continuations, newlines inside parentheses,
     trailing blank lines) turned into spaces, same length; raises LexError where it would fail."""
+    if text.isascii() and not _SKIPPED.search(text):
+        return text  # the common case: one line, no comment, nothing the lexer skips but spaces
     out = list(text)
     depth = 0
     i = 0
