@@ -598,11 +598,16 @@ def _parse_op_plugin(text: str) -> OpSignature:
             arg_type = _convert_type(a.type)
         except ValueError as exc:  # a type torchgen knows but the model does not (nested lists)
             raise SchemaError(str(exc), text=text, column=column, dialect=dialect) from None
+        if not naming.IDENTIFIER_RE.match(a.name):  # torchgen takes any name; the C++ it feeds would not compile
+            raise SchemaError(f"{UNSUPPORTED}: argument name {a.name!r} is not an identifier", text=text, column=column, dialect=dialect, hint="op-plugin's codegen writes argument names into C++: use letters, digits and '_'")
         arguments.append(Argument(a.name, arg_type, a.default, _convert_alias(a.annotation), index >= positional_count, column))
     try:
         returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
     except ValueError as exc:
         raise SchemaError(str(exc), text=text, column=text.rfind("->") + 4, dialect=dialect) from None
+    for r in returns:
+        if r.name is not None and not naming.IDENTIFIER_RE.match(r.name):
+            raise SchemaError(f"{UNSUPPORTED}: return name {r.name!r} is not an identifier", text=text, column=text.rfind("->") + 4, dialect=dialect)
     return OpSignature(
         text=text,
         dialect=dialect,

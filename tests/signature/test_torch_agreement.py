@@ -283,3 +283,11 @@ def test_torch_library_dialect_agrees_with_parse_schema_on_drawn_schemas(text):
 @given(torch_library_schemas())
 def test_op_plugin_dialect_agrees_with_torchgen_on_drawn_schemas(text):
     assert op_plugin_disagreement(text) is None, text
+
+
+@pytest.mark.parametrize("text, column", [("f(Tensor x, int {{a}}) -> Tensor", 13), ("f(Tensor x) -> Tensor {{b}}", 16)])
+def test_op_plugin_dialect_refuses_names_its_codegen_cannot_write(text, column):
+    assert str(tg.FunctionSchema.parse(text)) == text  # torchgen takes any name
+    sig, error = _opkit(text, Dialect.OP_PLUGIN)
+    assert sig is None and error.message.startswith(UNSUPPORTED) and "not an identifier" in error.message
+    assert error.column == column
