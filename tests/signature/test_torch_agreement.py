@@ -270,7 +270,7 @@ def test_the_grammar_mostly_draws_schemas_torch_accepts():
     assert len(verdicts) >= 100 and sum(verdicts) / len(verdicts) >= 0.6, sum(verdicts) / len(verdicts)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(torch_library_schemas())
 @example("my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor")
 @example("mylib::my_op_(Tensor(a0!) x) -> ()")
@@ -279,7 +279,7 @@ def test_torch_library_dialect_agrees_with_parse_schema_on_drawn_schemas(text):
     assert torch_library_disagreement(text) is None, text
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(torch_library_schemas())
 def test_op_plugin_dialect_agrees_with_torchgen_on_drawn_schemas(text):
     assert op_plugin_disagreement(text) is None, text
