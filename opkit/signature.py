@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit import naming
+from opkit import naming, torch_lexer
 
 
 class Dialect(str, enum.Enum):
@@ -41,12 +41,13 @@ class Dialect(str, enum.Enum):
 
 
 class SchemaKind(str, enum.Enum):
-    """What an op does to its arguments (torchgen's SchemaKind, less 'scratch')."""
+    """What an op does to its arguments: torchgen's SchemaKind (``OpSignature.kind`` says how it is decided)."""
 
     FUNCTIONAL = "functional"  # returns fresh tensors, mutates nothing
     INPLACE = "inplace"  # name ends in '_', mutates and returns ``self``
     OUT = "out"  # writes keyword-only ``Tensor(a!)`` out arguments
     MUTABLE = "mutable"  # mutates positional arguments, e.g. ``my_inplace(Tensor(a!) x, ...)``
+    SCRATCH = "scratch"  # an out variant whose out arguments include ``_scratch_*`` buffers
 
 
 class SchemaError(ValueError):
@@ -96,6 +97,9 @@ _ATTR_TYPES = {
     ("str", True): "list_string",
     ("ScalarType", True): "list_type",
 }
+
+# torchgen's AUGMENTED_ASSIGNMENT_NAMES, as the in-place dunders spell them (``__iadd__``).
+_AUGMENTED_DUNDERS = frozenset(f"i{n}" for n in "add sub mul div mod pow lshift rshift and xor or".split())
 
 # Types whose mere presence stops npugraph_ex capture (random number generation).
 _UNCAPTURABLE_TYPES = frozenset({"Generator"})
@@ -190,6 +194,7 @@ class Alias:
     is_write: bool
     after: tuple[str, ...] = ()
     shorthand: bool = False  # torch.library's ``Tensor! x``: written, with an alias set of its own
+    on_list: bool = False  # torch.library's ``Tensor[](a!)``: the annotation follows the list, not the element
 
     def __str__(self) -> str:
         s = "|".join(self.sets) + ("!" if self.is_write else "")
@@ -199,11 +204,12 @@ class Alias:
 def _type_str(type_: ArgType, alias: Alias | None) -> str:
     if alias is None:
         return str(type_)
-    # The annotation sits right after the base name: Tensor(a!), Tensor(a)?, Tensor(a)[].
-    rest = str(type_)[len("Tensor") :]
-    if alias.shorthand:
-        return f"Tensor!{rest}"
-    return f"Tensor({alias}){rest}"
+    # The annotation sits right after the base name (Tensor(a!), Tensor(a)?, Tensor(a)[]) or, when
+    # written on the list, after its brackets (Tensor[](a!), Tensor?[]!).
+    printed = str(type_)
+    at = printed.index("]") + 1 if alias.on_list else len("Tensor")
+    annotation = "!" if alias.shorthand else f"({alias})"
+    return printed[:at] + annotation + printed[at:]
 
 
 @dataclass(frozen=True)
@@ -225,37 +231,17 @@ class Argument:
 
     @property
     def default_value(self) -> object:
-        """The default as a Python value: None, True, 3, 1.5, "text", [1, 1] (``int[2] k=1`` → [1, 1]).
+        """The default as torch reads it: None, True, 3, 1.5, "text" (escapes decoded), [1, 1] (``int[2] k=1``),
+        a DType for a ScalarType, the int torch gives ``Mean``/``contiguous_format``/``strided``.
 
-        Raises ValueError when there is no default, or it is a name torch resolves itself
-        (``contiguous_format``, ``Mean``, ``float``) rather than a literal.
+        Raises ValueError when there is none, or torch refuses it (``parse_default``).
         """
-        import ast
-
-        text = self.default
-        if text is None:
+        if self.default is None:
             raise ValueError(f"argument {self.name!r} has no default")
-        if text in ("None", "True", "False"):
-            return {"None": None, "True": True, "False": False}[text]
-        if self.type.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
-            return DType(SCALAR_TYPE_DEFAULTS[text][0])
-        if self.type.base == "ScalarType" and _INT_RE.match(text):
-            return DType(_SCALAR_TYPE_CODES.get(int(text), "float32"))
-        if text in ENUM_DEFAULTS and self.type.base in ("int", "SymInt"):
-            return ENUM_DEFAULTS[text]  # torch resolves `int reduction=Mean` to at::Reduction::Mean == 1
-        if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
-            return text[1:-1]
         try:
-            value = ast.literal_eval(text)  # 3, -1, 1.5, 1., [1,1]
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            raise ValueError(f"default {text!r} of {self.name!r} is not a literal") from None
-        if isinstance(value, tuple):
-            value = list(value)
-        if self.type.is_list and not isinstance(value, list):
-            value = [value] * (self.type.size or 1)  # a sized list's scalar default is broadcast
-        if self.type.base == "float" and value is not None:
-            value = [float(v) for v in value] if isinstance(value, list) else float(value)
-        return value
+            return parse_default(self.type, self.default)
+        except ValueError as exc:
+            raise ValueError(f"default {self.default!r} of {self.name!r}: {exc}") from None
 
     def __str__(self) -> str:
         s = f"{_type_str(self.type, self.alias)} {self.name}"
@@ -297,7 +283,9 @@ class OpSignature:
     @property
     def base_name(self) -> str:
         """The name without a trailing in-place ``_``: what naming conventions derive from."""
-        return self.name[:-1] if self.is_inplace_name else self.name
+        if not self.is_inplace_name:
+            return self.name
+        return f"__{self.name[3:]}" if self.name.startswith("__") else self.name[:-1]  # __iand__ → __and__
 
     @functools.cached_property
     def op_type(self) -> str:
@@ -373,15 +361,27 @@ class OpSignature:
 
     @property
     def is_inplace_name(self) -> bool:
-        return self.name.endswith("_") and not self.name.startswith("__")
+        """torchgen's in-place names: a trailing ``_``, or an augmented-assignment dunder (``__iand__``)."""
+        if self.name.startswith("__") and self.name.endswith("__"):
+            return self.name[2:-2] in _AUGMENTED_DUNDERS
+        return self.name.endswith("_")
 
     @functools.cached_property
     def kind(self) -> SchemaKind:
-        if self.out_arguments:
-            return SchemaKind.OUT
-        if self.is_inplace_name and self.mutated_arguments:
+        """torchgen's ``FunctionSchema.kind()``, which op-plugin's codegen branches on.
+
+        Its rules, kept exactly: an in-place name wins; then out arguments; then a mutated positional
+        argument *after* ``self`` makes the op mutable. A mutated ``self`` under a name without ``_``
+        (ATen's ``set_data``, ``record_stream``) is therefore functional: ask ``mutated_arguments``
+        what an op writes.
+        """
+        if self.is_inplace_name:
             return SchemaKind.INPLACE
-        if self.mutated_arguments:
+        if self.out_arguments:
+            return SchemaKind.SCRATCH if any(a.name.startswith("_scratch_") for a in self.out_arguments) else SchemaKind.OUT
+        positional = self.positional_arguments
+        self_index = next((i for i, a in enumerate(positional) if a.name == "self"), -1)
+        if any(a.is_mutated for a in positional[self_index + 1 :]):
             return SchemaKind.MUTABLE
         return SchemaKind.FUNCTIONAL
 
@@ -434,13 +434,11 @@ class OpSignature:
 # Parsing
 # ------------------------------------------------------------------------------------------------
 
-_NAME_RE = re.compile(r"^(?:(?P<ns>[A-Za-z_][A-Za-z0-9_]*)::)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
-_ALIAS_RE = re.compile(
-    r"^(?P<sets>[A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*)(?P<write>!?)"
-    r"(?:\s*->\s*(?P<after>\*|[A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*))?$"
-)
-_TENSOR_ANNOT_RE = re.compile(r"^Tensor\s*\((?P<ann>[^)]*)\)")
-_TENSOR_BANG_RE = re.compile(r"^Tensor\s*!")
+_NAME_RE = re.compile(r"^(?:(?P<ns>[A-Za-z_][A-Za-z0-9_]*)::)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z_][A-Za-z0-9_]*))?$")
+_ALIAS_SET = r"(?:\*|[A-Za-z_]\w*)(?:\|(?:\*|[A-Za-z_]\w*))*"
+_ALIAS_RE = re.compile(rf"^(?P<sets>{_ALIAS_SET})(?P<write>!?)(?:->(?P<after>{_ALIAS_SET}))?$")
+# An annotation follows ``Tensor`` or its list suffix: Tensor(a!), Tensor[](a!), Tensor?[](a), Tensor!, Tensor?[]!
+_TENSOR_ANNOT_RE = re.compile(r"^Tensor(?P<list>\s*\??\s*\[\s*\])?\s*(?:\((?P<ann>[^)]*)\)|(?P<bang>!))")
 
 
 @dataclass(frozen=True)
@@ -451,16 +449,15 @@ class _Piece:
 
 def _unquoted(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
     """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')')."""
-    quote = ""
-    for i in range(start, end):
+    i = start
+    while i < end:
         ch = text[i]
-        if quote:
-            if ch == quote and text[i - 1] != "\\":
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        else:
-            yield i, ch
+        if ch in "\"'":
+            after = torch_lexer.string_end(text, i)
+            i = end if after < 0 or after > end else after
+            continue
+        yield i, ch
+        i += 1
 
 
 def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
@@ -545,7 +542,7 @@ def _convert_type(t: object) -> ArgType:
     if isinstance(t, tg.ListType):
         elem = _convert_type(t.elem)
         if elem.is_list:
-            raise ValueError(f"nested list type {t} is not supported")
+            raise ValueError(f"{UNSUPPORTED}: the nested list type {t}: msOpGen attrs are flat lists")
         return ArgType(elem.base, False, True, t.size, elem.optional)
     if isinstance(t, tg.CustomClassType):
         return ArgType(f"__torch__.torch.classes.{t.class_name}")
@@ -602,11 +599,16 @@ def _parse_op_plugin(text: str) -> OpSignature:
             arg_type = _convert_type(a.type)
         except ValueError as exc:  # a type torchgen knows but the model does not (nested lists)
             raise SchemaError(str(exc), text=text, column=column, dialect=dialect) from None
+        if not naming.IDENTIFIER_RE.match(a.name):  # torchgen takes any name; the C++ it feeds would not compile
+            raise SchemaError(f"{UNSUPPORTED}: argument name {a.name!r} is not an identifier", text=text, column=column, dialect=dialect, hint="op-plugin's codegen writes argument names into C++: use letters, digits and '_'")
         arguments.append(Argument(a.name, arg_type, a.default, _convert_alias(a.annotation), index >= positional_count, column))
     try:
         returns = tuple(Return(_convert_type(r.type), r.name, _convert_alias(r.annotation)) for r in fs.returns)
     except ValueError as exc:
         raise SchemaError(str(exc), text=text, column=text.rfind("->") + 4, dialect=dialect) from None
+    for r in returns:
+        if r.name is not None and not naming.IDENTIFIER_RE.match(r.name):
+            raise SchemaError(f"{UNSUPPORTED}: return name {r.name!r} is not an identifier", text=text, column=text.rfind("->") + 4, dialect=dialect)
     return OpSignature(
         text=text,
         dialect=dialect,
@@ -697,15 +699,17 @@ def _locate_op_plugin_error(text: str) -> int:
 
 
 def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias | None]:
-    """Take ``Tensor(a0!)`` apart: torch.library alias names are identifiers, torchgen wants one letter."""
+    """Take ``Tensor(a0!)``, ``Tensor[](a!)``, ``Tensor(*)``, ``Tensor!`` apart (torch.library's alias grammar)."""
     m = _TENSOR_ANNOT_RE.match(piece.text)
     if m is None:
-        bang = _TENSOR_BANG_RE.match(piece.text) if dialect is Dialect.TORCH_LIBRARY else None
-        if bang is not None:  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
-            return "Tensor" + piece.text[bang.end() :], Alias((f"${piece.column}",), True, shorthand=True)
         return piece.text, None
-    am = _ALIAS_RE.match(m.group("ann").strip())
-    if am is None:
+    body = "Tensor" + re.sub(r"\s+", "", m.group("list") or "") + piece.text[m.end() :]
+    if m.group("bang"):  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
+        return body, Alias((f"${piece.column}",), True, shorthand=True, on_list=bool(m.group("list")))
+    annotation = re.sub(r"\s+", "", m.group("ann"))  # the lexer ignores blanks: Tensor(a !) is Tensor(a!)
+    am = _ALIAS_RE.match(annotation)
+    names = re.findall(r"[A-Za-z_]\w*", annotation)
+    if am is None or any(n in torch_lexer.KEYWORDS for n in names):
         raise SchemaError(
             f"unrecognized alias annotation {m.group('ann')!r}",
             text=text,
@@ -714,38 +718,72 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
             hint=_hint_for("alias annotation"),
         )
     after = am.group("after")
-    alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else ())
-    return "Tensor" + piece.text[m.end() :], alias
+    alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else (), on_list=bool(m.group("list")))
+    return body, alias
 
 
+_CANONICAL_PIECE_RE = re.compile(r"^[^\s\"'=]+(?: [A-Za-z_]\w*(?:=[^\s\"']+)?)?$")
+
+
+@functools.lru_cache(maxsize=8192)
 def _normalise_piece(piece: str) -> str:
-    """Collapse whitespace the C++ lexer ignores: inside brackets and around '=' (quoted text is kept)."""
+    """Collapse whitespace the C++ lexer ignores: inside brackets and around '=' (string literals are kept)."""
+    if _CANONICAL_PIECE_RE.match(piece):
+        return piece  # 'int[2] k=[1,1]': nothing to collapse
     out: list[str] = []
     depth = 0
-    quote = ""
-    for ch in piece:
-        if quote:
-            out.append(ch)
-            if ch == quote:
-                quote = ""
-            continue
+    i = 0
+    while i < len(piece):
+        ch = piece[i]
         if ch in "\"'":
-            quote = ch
-        elif ch in "([":
+            end = torch_lexer.string_end(piece, i)
+            end = len(piece) if end < 0 else end
+            out.append(piece[i:end])
+            i = end
+            continue
+        i += 1
+        if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
         if ch.isspace():
-            if depth > 0:
-                continue
-            if out and out[-1] == " ":
+            if depth > 0 or (out and out[-1] == " "):
                 continue
             ch = " "
         out.append(ch)
     s = "".join(out).strip()
-    s = re.sub(r"\s*=\s*", "=", s)
-    s = re.sub(r"\s+([?\[])", r"\1", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
+    s = re.sub(r"\s*=\s*", "=", s, count=1)
+    s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
+    s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)
     return s
+
+
+# Types torch's parser knows and opkit does not model (TorchScript's), and why opkit refuses them.
+_TORCH_ONLY_TYPES = frozenset("complex Any AnyClassType AnyEnumType Capsule Quantizer ConstQuantizerPtr None NoneType".split())
+_TORCH_ONLY_CONSTRUCTORS = frozenset({"Dict", "Future", "RRef", "Await", "Union"})
+# Base types both torch's parser and the model know (torchgen's BaseTy, less the ones torch refuses).
+_TORCH_LIBRARY_BASES = frozenset(
+    "Tensor int float bool str Scalar SymInt SymBool ScalarType Layout MemoryFormat Device DeviceIndex Generator QScheme Storage Stream".split()
+)
+UNSUPPORTED = torch_lexer.UNSUPPORTED
+
+
+def _unsupported_type(type_text: str) -> str | None:
+    """Why opkit refuses a type torch.library accepts (README, "Schema dialects"), or None."""
+    base = re.match(r"[A-Za-z_]\w*", type_text)
+    name = base.group(0) if base else ""
+    if type_text.startswith("(") or name in _TORCH_ONLY_CONSTRUCTORS or name == "__torch__":
+        what = "a tuple type" if type_text.startswith("(") else f"the TorchScript type {name}"
+        return f"{what}: no Ascend C operand or msOpGen attr maps to it"
+    if name in _TORCH_ONLY_TYPES or (name and name[0].islower() and name not in _TORCH_LIBRARY_BASES and name not in torch_lexer.KEYWORDS):
+        kind = "type variable" if name[0].islower() and name not in _TORCH_ONLY_TYPES else "TorchScript type"
+        meant = next((b for b in _TORCH_LIBRARY_BASES if b.lower() == name.lower() and b != name), None)
+        return f"the {kind} {name!r}: no Ascend C operand or msOpGen attr maps to it" + (f" (did you mean {meant!r}?)" if meant else "")
+    if type_text.count("[") > 1:
+        return f"the nested list type {type_text!r}: msOpGen attrs are flat lists"
+    if "(" in type_text:
+        return f"the alias annotation in {type_text!r}: opkit models aliasing of Tensors only"
+    return None
 
 
 def _parse_torch_library(text: str) -> OpSignature:
@@ -756,34 +794,55 @@ def _parse_torch_library(text: str) -> OpSignature:
     def fail(message: str, column: int, hint: str | None = None) -> SchemaError:
         return SchemaError(message, text=text, column=column, dialect=dialect, hint=hint or _hint_for(message))
 
-    layout = _layout(text, dialect)
-    name_text = layout.name.text.strip()
+    try:
+        source = torch_lexer.blank_out(text)  # comments, line breaks in parentheses: what the lexer skips
+    except torch_lexer.LexError as exc:
+        raise fail(exc.message, exc.index + 1) from None
+    layout = _layout(source, dialect)
+    name_text = re.sub(r"\s+", "", layout.name.text)  # 'ns :: f . o' is three tokens apart, as torch reads it
     nm = _NAME_RE.match(name_text)
     if nm is None:
         raise fail(f"invalid op name {name_text!r}", 1, "an op name is [namespace::]identifier[.overload]")
+    for part in ("ns", "name", "overload"):
+        if nm.group(part) in torch_lexer.KEYWORDS:
+            raise fail(f"{nm.group(part)!r} is a keyword of torch's schema lexer, not a name", 1)
+    overload = nm.group("overload") or ""
+    if overload == "default" or overload.startswith("__"):
+        raise fail(f"{overload!r} is not a legal overload name (torch reserves 'default' and dunder names)", 1)
+
+    def check_type(body: str, column: int) -> None:
+        type_text = body.split(" ", 1)[0] if not body.startswith("(") else body
+        if type_text == "...":
+            raise fail(f"{UNSUPPORTED}: varargs '...': an Ascend op has a fixed operand list", column)
+        why = _unsupported_type(type_text)
+        if why is not None:
+            raise fail(f"{UNSUPPORTED}: {why}", column, "torch.library accepts it, but opkit cannot generate an op for it")
+        base = re.match(r"[A-Za-z_]\w*", type_text)
+        if base is not None and base.group(0) not in _TORCH_LIBRARY_BASES:
+            raise fail(f"unknown type {base.group(0)!r}", column)
 
     arguments: list[Argument] = []
     kwarg_only = False
     for piece in layout.arguments:
         if piece.text == "*":
-            if kwarg_only:
-                raise fail("'*' may appear only once", piece.column)
-            kwarg_only = True
+            kwarg_only = True  # torch accepts '*' twice, and a trailing one (then prints neither)
             continue
         if not piece.text:
             raise fail("empty argument", piece.column)
         body, alias = _strip_alias(piece, dialect, text)
         body = _normalise_piece(body)
+        check_type(body, piece.column)
         try:
             parsed = tg.Argument.parse(body)
             arg_type = _convert_type(parsed.type)
         except Exception as exc:
             message = _torchgen_message(exc)
             raise fail(message, piece.column) from None
+        if not naming.IDENTIFIER_RE.match(parsed.name) or parsed.name in torch_lexer.KEYWORDS:
+            keyword = parsed.name in torch_lexer.KEYWORDS
+            raise fail(f"invalid argument name {parsed.name!r}", piece.column, "torch's lexer reads keywords (def, None, in, ...) as tokens, not names" if keyword else "a name is letters, digits and '_'")
         if alias is not None and not arg_type.is_tensor:
-            raise fail(f"alias annotation on non-Tensor argument {parsed.name!r}", piece.column)
-        if not naming.IDENTIFIER_RE.match(parsed.name):
-            raise fail(f"invalid argument name {parsed.name!r}", piece.column)
+            raise fail(f"{UNSUPPORTED}: the alias annotation on non-Tensor argument {parsed.name!r}: opkit models aliasing of Tensors only", piece.column)
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
 
     problem = check_schema(arguments, text, dialect)
@@ -796,62 +855,107 @@ def _parse_torch_library(text: str) -> OpSignature:
             raise fail("empty return", piece.column)
         body, alias = _strip_alias(piece, dialect, text)
         body = _normalise_piece(body)
+        check_type(body, piece.column)
         try:
             parsed_ret = tg.Return.parse(body)
             ret_type = _convert_type(parsed_ret.type)
         except Exception as exc:
             raise fail(_torchgen_message(exc), piece.column) from None
-        if parsed_ret.name is not None and not naming.IDENTIFIER_RE.match(parsed_ret.name):
+        if parsed_ret.name is not None and (not naming.IDENTIFIER_RE.match(parsed_ret.name) or parsed_ret.name in torch_lexer.KEYWORDS):
             raise fail(f"invalid return name {parsed_ret.name!r}", piece.column)
+        if alias is not None and not ret_type.is_tensor:
+            raise fail(f"{UNSUPPORTED}: the alias annotation on a non-Tensor return: opkit models aliasing of Tensors only", piece.column)
         returns.append(Return(ret_type, parsed_ret.name, alias))
     return OpSignature(
         text=text,
         dialect=dialect,
         name=nm.group("name"),
-        overload=nm.group("overload") or "",
+        overload=overload,
         namespace=nm.group("ns") or "",
         arguments=tuple(arguments),
         returns=tuple(returns),
     )
 
 
-# What torch's C++ schema parser accepts as a default value (measured on torch 2.13's parse_schema).
-_NUMBER_RE = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+# How torch's C++ parser reads a default, by the argument's type (function_schema_parser.cpp,
+# parseDefaultValue): Tensor and Generator take only None; these "single constant" types take a
+# number, a string, True/False/None or one of a few identifiers; a Device a device string; a list of
+# _LIST_ELEMENTS a bracketed list (a sized one also one element); any other type no default at all.
+_SINGLE_CONSTANT_TYPES = frozenset("int SymInt float bool str Scalar ScalarType Layout MemoryFormat DeviceIndex".split())
+_LIST_ELEMENTS = {"int": int, "SymInt": int, "ScalarType": int, "Layout": int, "MemoryFormat": int, "DeviceIndex": int, "float": float, "bool": bool}
+# The identifiers its lexer resolves in a default, and the int each becomes (a dtype, layout, memory format, reduction).
+_DEFAULT_IDENTIFIERS = {"float": 6, "complex": 9, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0}
 _INT_RE = re.compile(r"^-?\d+$")
-# The identifiers its lexer resolves in a default (a dtype, a layout, a memory format, a reduction).
-_DEFAULT_IDENTIFIERS = frozenset({"True", "False", "None", "float", "long", "strided", "contiguous_format", "Mean"})
-# List element kinds that may have a list default, and what each element must be.
-_LIST_ELEMENTS = {"int": _INT_RE.match, "SymInt": _INT_RE.match, "ScalarType": _INT_RE.match,
-                  "float": _NUMBER_RE.match, "bool": lambda e: e in ("True", "False")}  # fmt: skip
+_LIST_SPLIT_RE = re.compile(r"""\s*,\s*""")
 
 
-def _scalar_default_ok(text: str) -> bool:
-    quoted = len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]
-    return quoted or text in _DEFAULT_IDENTIFIERS or bool(_NUMBER_RE.match(text))
+def _single_constant(text: str, type_: ArgType) -> object:
+    """One constant as torch reads it for ``type_`` (ValueError when it refuses): Python's value for it."""
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    if text[:1] in "\"'":
+        if torch_lexer.string_end(text, 0) != len(text):
+            raise ValueError(f"default {text} is not one string literal")
+        return torch_lexer.string_value(text)
+    if text in _DEFAULT_IDENTIFIERS:
+        if type_.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
+            return DType(SCALAR_TYPE_DEFAULTS[text][0])
+        return _DEFAULT_IDENTIFIERS[text]
+    # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
+    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.is_list)
+    if type_.base == "ScalarType" and type(value) is int:
+        return DType(_SCALAR_TYPE_CODES.get(value, "float32"))  # torch prints dtype defaults as their code
+    return value
 
 
+def parse_default(type_: ArgType, text: str) -> object:
+    """The value torch's schema parser gives default ``text`` of an argument of ``type_``; ValueError
+    (with the reason) where torch refuses it, or where its reading differs from what the text says."""
+    if type_.optional:
+        return _single_constant(text, type_)
+    if type_.is_list:
+        element = _LIST_ELEMENTS.get(type_.base) if not type_.elem_optional else None
+        if element is None:
+            raise ValueError(f"a {type_} argument cannot have a default")
+        if text.startswith("[") and text.endswith("]"):
+            inner = text[1:-1].strip()
+            items = _LIST_SPLIT_RE.split(inner) if inner else []
+        elif type_.size is not None and text[:1] not in "[" and not (text[:1].isalpha() and text not in _DEFAULT_IDENTIFIERS and text not in ("True", "False")):
+            items = [text] * type_.size  # a sized list's single default is repeated
+        else:
+            raise ValueError(f"default {text} is not a list of {type_.base} values")
+        elem_type = ArgType(type_.base)
+        values = []
+        for item in items:
+            value = _single_constant(item, elem_type) if item else None
+            if element is float and type(value) is int:
+                value = float(value)
+            if type(value) is not element and not (element is int and isinstance(value, DType)):
+                raise ValueError(f"default {text} is not a list of {type_.base} values")
+            values.append(value)
+        return values
+    if type_.base in ("Tensor", "Generator"):
+        if text != "None":
+            raise ValueError(f"a {type_.base} default can only be None, not {text}")
+        return None
+    if type_.base == "Device":
+        problem = torch_lexer.device_problem(text)
+        if problem is not None:
+            raise ValueError(problem)
+        return torch_lexer.string_value(text)
+    if type_.base not in _SINGLE_CONSTANT_TYPES:
+        raise ValueError(f"torch.library allows no default for a {type_.base} argument")
+    return _single_constant(text, type_)
+
+
+@functools.lru_cache(maxsize=4096)
 def default_problem(type_: ArgType, default: str) -> str | None:
-    """Why torch's C++ parser rejects ``default`` for ``type_``, or None.
-
-    Scalars (and every optional type) take a number, a string, True/False/None or one of a few
-    identifiers; a plain Tensor only None; lists a bracketed list of their element type (a sized list
-    also one element), and lists of tensors, strings or Scalars no default at all.
-    """
-    if type_.is_list and not type_.optional:
-        element_ok = _LIST_ELEMENTS.get(type_.base) if not type_.elem_optional else None
-        if element_ok is None:
-            return f"a {type_} argument cannot have a default"
-        if type_.size is not None and element_ok(default):
-            return None
-        if default.startswith("[") and default.endswith("]"):
-            inner = default[1:-1].strip()
-            elements = [e.strip() for e in inner.split(",")] if inner else []
-            if all(e and element_ok(e) for e in elements):
-                return None
-        return f"default {default} is not a list of {type_.base} values"
-    if type_.is_tensor and not type_.optional:
-        return None if default == "None" else f"a Tensor default can only be None, not {default}"
-    return None if _scalar_default_ok(default) else f"default {default} is not a number, a string, True, False or None"
+    """Why torch's C++ parser rejects ``default`` for ``type_`` (or opkit refuses its odd reading), or None."""
+    try:
+        parse_default(type_, default)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def check_schema(arguments: Sequence[Argument], text: str, dialect: Dialect = Dialect.TORCH_LIBRARY) -> SchemaError | None:
