@@ -157,6 +157,44 @@ def corrected_schemas_generate(run: CorpusRun) -> tuple[int, int]:
     return accepted, len(refused)
 
 
+def signature_classes(schema: str) -> frozenset[str]:
+    """What a schema exercises in new/lint/verify: each argument type (a sized list as a list), and whether it is
+    mutated, defaulted or keyword-only; the number of returns and each return type."""
+    from opkit.signature import parse_schema
+
+    sig = parse_schema(schema)
+    classes = {f"returns {min(len(sig.returns), 3)}"} | {f"-> {r.type}{'!' if r.alias else ''}" for r in sig.returns}
+    for a in sig.arguments:
+        kind = str(a.type).replace(f"[{a.type.size}]", "[]")
+        classes |= {kind} | ({f"{kind}!"} if a.is_mutated else set()) | ({f"{kind}="} if a.default is not None else set())
+        classes |= {"*"} if a.kwarg_only else set()
+    return frozenset(classes)
+
+
+def covering_sample(schemas: list[tuple[str, str]], *, times: int = 1) -> list[tuple[str, str]]:
+    """The fewest schemas (greedily, ties in file order) `opkit new` accepts that exercise every class of
+    `signature_classes` over all accepted schemas ``times`` times (or as often as the accepted schemas do)."""
+    from opkit.generate import SpecError, make_spec
+
+    accepted = []
+    for name, schema in schemas:
+        try:
+            make_spec(name, schema=schema, style="op-plugin")
+        except SpecError:
+            continue
+        accepted.append((name, schema, signature_classes(schema)))
+    available = collections.Counter(c for *_, classes in accepted for c in classes)
+    wanted = {c: min(times, n) for c, n in available.items()}
+    sample = []
+    while any(wanted.values()):
+        best = max(accepted, key=lambda item: sum(1 for c in item[2] if wanted.get(c)))
+        accepted.remove(best)
+        sample.append(best[:2])
+        for c in best[2]:
+            wanted[c] = max(0, wanted[c] - 1)
+    return sample
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0)

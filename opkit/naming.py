@@ -26,8 +26,6 @@ CPP_KEYWORDS = frozenset(
     """.split()
 )
 
-# Names a generated kernel signature or OpDef already uses for its own parameters.
-KERNEL_RESERVED = frozenset({"workspace", "tiling", "context", "self_"})
 
 
 def upper_camel(name: str) -> str:

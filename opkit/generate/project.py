@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jinja2.ext import Extension
+
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
@@ -189,12 +191,13 @@ def check_written_documents(project: Path, spec: OpSpec) -> None:
     import yaml
 
     from opkit.generate.schemas import validate_document
+    from opkit.yamlio import FAST_LOADER
 
     validate_document(json.loads((project / "opkit.json").read_text(encoding="utf-8")), "opkit-spec")
     validate_document(json.loads((project / "msopgen" / f"{spec.name}.json").read_text(encoding="utf-8")), "msopgen")
     fragment = project / "op_plugin" / "op_plugin_functions.yaml"
     if fragment.is_file():  # the custom-op style has no op-plugin entry
-        for entry in yaml.safe_load(fragment.read_text(encoding="utf-8"))["custom"]:
+        for entry in yaml.load(fragment.read_text(encoding="utf-8"), Loader=FAST_LOADER)["custom"]:
             validate_document(entry, "op-plugin-entry")
 
 
@@ -214,6 +217,7 @@ def _render(spec: OpSpec, model: ProjectModel, staging: Path) -> Path:
     variables.update(cookiecutter_context(spec))
     variables.update({"__op_type": model.op_type, "__kernel_name": model.kernel_name})
     variables["_jinja2_env_vars"] = {**variables.get("_jinja2_env_vars", {}), "bytecode_cache": _compiled_templates()}
+    variables["_extensions"] = [*variables.get("_extensions", []), f"{__name__}.CompiledPathNames"]
     out = staging / "out"
     out.mkdir()
     project = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(out), accept_hooks=False))
@@ -252,6 +256,34 @@ def _compiled_templates():
             self.code[bucket.key] = bucket.bytecode_to_string()
 
     return InMemory()
+
+
+class CompiledPathNames(Extension):
+    """Keeps, for the process, what Jinja compiled of each template source cookiecutter renders from a string.
+
+    cookiecutter renders every file and folder name with ``Environment.from_string``, which compiles the
+    name afresh in each new environment (one per project): most of a project's render time. Compiled code
+    depends only on the source and the environment's settings, which ``_render`` keeps the same, so the
+    code of a name seen once is reused (folder names include the output path, so the store is bounded).
+    File contents go through the bytecode cache above.
+    """
+
+    _code: dict[tuple, object] = {}
+    _KEPT = 512
+
+    def __init__(self, environment) -> None:
+        super().__init__(environment)
+        compile_afresh = environment.compile
+
+        def compile_once(source, name=None, filename=None, raw=False, defer_init=False):
+            key = (source, name, filename, raw, defer_init)
+            if key not in self._code:
+                if len(self._code) >= self._KEPT:
+                    self._code.clear()
+                self._code[key] = compile_afresh(source, name, filename, raw, defer_init)
+            return self._code[key]
+
+        environment.compile = compile_once
 
 
 def _swap_into_place(rendered: Path, target: Path, staging: Path) -> None:

@@ -313,3 +313,15 @@ def test_custom_op_style_fake_function(generate):
     fake = lines.index("@scale_.register_fake")
     assert lines[fake + 1] == "def _(x: torch.Tensor, bias: Optional[torch.Tensor] = None, *, s: float = 2.0) -> None:"
     assert [line.strip() for line in lines[fake + 2 :] if line.strip().startswith("return")] == ["return None"]
+
+
+def test_npu_prefix_and_operands_named_like_the_kernels_own_parameters(generate):
+    """op-plugin-yaml.md: `npu_<x>` gets OpType `<X>` (kernel, aclnn API and yaml line up as real ops do);
+    msopgen.md §4: workspace and tiling close the kernel's parameters, so an operand taking a name renames them."""
+    project = generate("npu_tile_op", schema="npu_tile_op(Tensor tiling, Tensor workspace) -> Tensor", dtypes="float")
+    assert _json(project, "npu_tile_op")[0]["op"] == "TileOp"
+    assert _kernel_signature(project, "TileOp", "tile_op") == (
+        'extern "C" __global__ __aicore__ void tile_op(GM_ADDR tiling, GM_ADDR workspace, GM_ADDR out, GM_ADDR workspace_, GM_ADDR tiling_)'
+    )
+    assert _entry(project).endswith("      exec: aclnnTileOp\n")
+    assert _meta(project, "npu_tile_op") == ("def npu_tile_op_meta(tiling, workspace):", "return torch.empty_like(tiling)")
