@@ -26,10 +26,8 @@ SUITES = {
     "opkit/lint/": ["tests/lint"],
     "opkit/yamlio.py": ["tests/io/test_yamlio.py", "tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
                         "tests/generate/test_yaml_add.py"],
-    "opkit/naming.py": ["tests/signature/test_naming.py", "tests/signature/test_signature.py", "tests/generate/test_op_model.py",
-                        "tests/generate/test_artifacts_literal.py", "tests/lint/test_msopgen_rules.py"],
-    "opkit/msopgen.py": ["tests/generate/test_artifacts_literal.py", "tests/generate/test_signatures.py", "tests/generate/test_op_model.py",
-                         "tests/generate/test_torchair_examples.py", "tests/lint/test_msopgen_rules.py"],
+    "opkit/naming.py": ["tests/signature/test_naming.py", "tests/signature/test_signature.py"],
+    "opkit/msopgen.py": ["tests/generate/test_msopgen_units.py", "tests/generate/test_artifacts_literal.py"],
     "opkit/signature.py": ["tests/signature", "tests/generate/test_artifacts_literal.py", "tests/lint/test_signature_properties.py"],
     "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
 }  # fmt: skip

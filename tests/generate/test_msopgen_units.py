@@ -1,0 +1,99 @@
+"""opkit.msopgen's small translations, each against what msopgen.md says msOpGen takes or writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from opkit import msopgen
+from opkit.signature import DType, parse_schema
+
+
+@pytest.mark.parametrize(
+    ("soc", "family"),
+    [
+        # §3: the chip variants and their families; a bare ascend910b is the FIRST-generation ascend910
+        ("ascend910b1", "ascend910b"), ("ascend910b4", "ascend910b"), ("ascend910b", "ascend910"),
+        ("ascend310p1", "ascend310p"), ("ascend310p7", "ascend310p"), ("ascend910_9391", "ascend910_93"),
+        # §6: msOpGen's own map, and unknown ascend... names kept
+        ("ascend950dt", "ascend950"), ("ascend950pr", "ascend950"), ("ascend310p3vir01", "ascend310p"),
+        ("ascend999x", "ascend999x"), ("Ascend910B1", None), ("ai_core-ascend910b1", None), ("", None),
+    ],
+)  # fmt: skip
+def test_soc_family(soc, family):
+    assert msopgen.soc_family(soc) == family
+
+
+def test_compute_unit_is_ai_core_dash_soc_comma_separated():
+    """§3 and §6: `-c ai_core-<soc>`, several compute units in one -c, comma-separated."""
+    assert msopgen.compute_unit("ascend910b1") == "ai_core-ascend910b1"
+    assert msopgen.compute_unit(("ascend910b1", "ascend910_9391")) == "ai_core-ascend910b1,ai_core-ascend910_9391"
+    assert msopgen.compute_unit(["ascend310p3"]) == "ai_core-ascend310p3"
+
+
+def test_ge_dtype():
+    """§1: float32 is DT_FLOAT; a torch name msOpGen's table lacks maps through ge's own enum or is undefined."""
+    assert [msopgen.ge_dtype(t) for t in ("float32", "float16", "bfloat16", "int64", "float64", "int4")] == [
+        "DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_INT64", "DT_DOUBLE", "DT_UNDEFINED",
+    ]  # fmt: skip
+
+
+def test_default_value_text_is_a_cpp_literal_with_braced_lists():
+    """§6: msOpGen pastes default_value into C++; lists need braces."""
+    assert [msopgen.default_value_text(v) for v in (True, False, 1, 1e-06, "abc", [1, 1], [True, False], [], DType("float32"))] == [
+        "true", "false", "1", "1e-06", "abc", "{1,1}", "{true,false}", "{}", "DT_FLOAT",
+    ]  # fmt: skip
+    assert msopgen.json_default("True") == "true" and msopgen.json_default("False") == "false"
+    assert msopgen.json_default("[1,1]") == "[1,1]"
+
+
+def test_expand_columns_broadcasts_only_a_single_value():
+    """§1 rule 1: a length-1 list is broadcast to the other's length."""
+    assert msopgen.expand_columns(("ND",), 3) == ("ND", "ND", "ND")
+    assert msopgen.expand_columns(("ND", "NCHW"), 3) == ("ND", "NCHW")
+
+
+SCHEMA = (
+    "f(Tensor x, int a=True, float b=1, int? c=None, str d=\"a(b\", int[2] e=1, bool[] g=[True], int h=2.5, "
+    "float[] i=[1,2], int[] j=[True], bool k=1, str? v=None, ScalarType? t=None, ScalarType u=float) -> Tensor"
+)
+
+
+def _default(name):
+    (arg,) = [a for a in parse_schema(SCHEMA).arguments if a.name == name]
+    return msopgen.attr_default(arg)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("b", 1.0), ("c", 0), ("e", [1, 1]), ("g", [True]), ("i", [1.0, 2.0]), ("v", ""), ("t", DType("undefined")), ("u", DType("float32"))],
+)
+def test_attr_default_values(name, value):
+    assert _default(name) == value
+    assert type(_default(name)) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a", "default True of 'int a' is not a int value; write e.g. 0"),
+        ("h", "default 2.5 of 'int h' is not a int value; write e.g. 0"),
+        ("j", "default [True] of 'int[] j' is not a int value; write e.g. [1,1]"),
+        ("k", "default 1 of 'bool k' is not a bool value; write e.g. False"),
+        ("d", "default '\"a(b\"' of 'd' contains characters msOpGen rejects"),
+    ],
+)
+def test_attr_default_refusals(name, message):
+    with pytest.raises(msopgen.UnsupportedSignature) as refused:
+        _default(name)
+    assert str(refused.value) == message
+
+
+def test_attr_default_of_an_argument_without_one():
+    with pytest.raises(ValueError, match="argument 'x' has no default"):
+        msopgen.attr_default(parse_schema(SCHEMA).arguments[0])
+
+
+def test_trailing_kernel_parameters_step_aside_from_every_operand():
+    sig = parse_schema("f(Tensor workspace, Tensor workspace_, Tensor tiling) -> Tensor")
+    prototype = msopgen.prototype_from_signature(sig, ("float",))
+    assert prototype.kernel_parameters == ("workspace", "workspace_", "tiling", "out", "workspace__", "tiling_")
