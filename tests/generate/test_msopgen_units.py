@@ -54,7 +54,8 @@ def test_expand_columns_broadcasts_only_a_single_value():
 
 SCHEMA = (
     "f(Tensor x, int a=True, float b=1, int? c=None, str d=\"a(b\", int[2] e=1, bool[] g=[True], int h=2.5, "
-    "float[] i=[1,2], int[] j=[True], bool k=1, str? v=None, ScalarType? t=None, ScalarType u=float) -> Tensor"
+    "float[] i=[1,2], int[] j=[True], bool k=1, str? v=None, ScalarType? t=None, ScalarType u=float, "
+    "ScalarType w=\"abc\", ScalarType[] y=[1,2], ScalarType[] z=[], ScalarType n=[]) -> Tensor"
 )
 
 
@@ -65,7 +66,8 @@ def _default(name):
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("b", 1.0), ("c", 0), ("e", [1, 1]), ("g", [True]), ("i", [1.0, 2.0]), ("v", ""), ("t", DType("undefined")), ("u", DType("float32"))],
+    [("b", 1.0), ("c", 0), ("e", [1, 1]), ("g", [True]), ("i", [1.0, 2.0]), ("v", ""), ("t", DType("undefined")), ("u", DType("float32")),
+     ("z", [])],
 )
 def test_attr_default_values(name, value):
     assert _default(name) == value
@@ -80,6 +82,10 @@ def test_attr_default_values(name, value):
         ("j", "default [True] of 'int[] j' is not a int value; write e.g. [1,1]"),
         ("k", "default 1 of 'bool k' is not a bool value; write e.g. False"),
         ("d", "default '\"a(b\"' of 'd' contains characters msOpGen rejects"),
+        # a ScalarType attr (msOpGen `type`, §6) takes dtypes only, one or a list
+        ("w", "default \"abc\" of 'ScalarType w' is not a ScalarType value; write e.g. float"),
+        ("n", "default [] of 'ScalarType n' is not a ScalarType value; write e.g. float"),
+        ("y", "default [1,2] of 'ScalarType[] y' is not a ScalarType value; write e.g. 1"),
     ],
 )
 def test_attr_default_refusals(name, message):
