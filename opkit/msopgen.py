@@ -124,7 +124,7 @@ class Prototype:
     attrs: tuple[AttrDesc, ...]
 
     def to_json(self) -> dict:
-        d: dict = {"op": self.op, "language": "cpp", "input_desc": [i.to_json() for i in self.inputs], "output_desc": [o.to_json() for o in self.outputs]}
+        d: dict = {"op": self.op, "input_desc": [i.to_json() for i in self.inputs], "output_desc": [o.to_json() for o in self.outputs]}
         if self.attrs:
             d["attr"] = [a.to_json() for a in self.attrs]
         return d

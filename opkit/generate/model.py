@@ -249,9 +249,8 @@ class ProjectModel:
     # -- msOpGen ---------------------------------------------------------------------------------
     @property
     def msopgen_document(self) -> list[dict]:
-        """The prototype JSON as torchair documents it: a list of one op, without the ignored 'language'."""
-        op = {k: v for k, v in self.prototype.to_json().items() if k != "language"}
-        return [op]
+        """The prototype JSON as torchair documents it: a list of one op (no 'language': msOpGen ignores it)."""
+        return [self.prototype.to_json()]
 
     @property
     def msopgen_json(self) -> str:

@@ -103,3 +103,55 @@ def test_trailing_kernel_parameters_step_aside_from_every_operand():
     sig = parse_schema("f(Tensor workspace, Tensor workspace_, Tensor tiling) -> Tensor")
     prototype = msopgen.prototype_from_signature(sig, ("float",))
     assert prototype.kernel_parameters == ("workspace", "workspace_", "tiling", "out", "workspace__", "tiling_")
+
+
+def test_attr_default_refusals_say_which_default():
+    sig = parse_schema("f(Tensor x, ScalarType[] b=[float], Scalar? s=None, str m=\"" + "a" * 1024 + "\", str l=\"" + "a" * 1025 + "\") -> Tensor")
+    b, s, m, long = sig.arguments[1:]
+    with pytest.raises(msopgen.UnsupportedSignature, match=r"^default '\[float\]' of 'b' is not a literal msOpGen can carry$"):
+        msopgen.attr_default(b)
+    with pytest.raises(msopgen.UnsupportedSignature, match=r"^attr 'Scalar\? s=None' has no msOpGen default; give a value default or drop it$"):
+        msopgen.attr_default(s)
+    assert msopgen.attr_default(m) == "a" * 1024  # §1: default_value up to 1024 characters
+    with pytest.raises(msopgen.UnsupportedSignature, match="contains characters msOpGen rejects"):
+        msopgen.attr_default(long)
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ("f(Tensor x, Generator? g=None) -> Tensor", "argument 'Generator? g': random number generation cannot enter an npugraph_ex graph"),
+        ("f(Tensor x, Tensor?[] i) -> Tensor", "argument 'i: Tensor?[]' has no msOpGen input kind"),
+    ],
+)
+def test_prototype_refusals_name_the_argument(schema, message):
+    with pytest.raises(msopgen.UnsupportedSignature) as refused:
+        msopgen.prototype_from_signature(parse_schema(schema))
+    assert str(refused.value).startswith(message)
+
+
+def test_prototype_json_is_torchairs_document():
+    """§1/§2: op, input_desc, output_desc, attr; a Scalar operand is an input (the OpDef marks it .Scalar())."""
+    prototype = msopgen.prototype_from_signature(parse_schema("my_op(Tensor x, Scalar alpha, int k=2) -> Tensor"), ("float",))
+    assert prototype.to_json() == {
+        "op": "MyOp",
+        "input_desc": [
+            {"name": "x", "param_type": "required", "format": ["ND"], "type": ["float"]},
+            {"name": "alpha", "param_type": "required", "format": ["ND"], "type": ["float"]},
+        ],
+        "output_desc": [{"name": "out", "param_type": "required", "format": ["ND"], "type": ["float"]}],
+        "attr": [{"name": "k", "param_type": "optional", "type": "int", "default_value": "2"}],
+    }
+    assert [d.scalar for d in prototype.inputs] == [False, True]
+    assert not prototype.outputs[0].scalar
+
+
+def test_per_descriptor_dtype_columns_pair_with_every_format():
+    """§6: per-descriptor dtype columns; column i across descriptors is one combination, each dtype with each format."""
+    sig = parse_schema("f(Tensor x) -> (Tensor values, Tensor indices)")
+    prototype = msopgen.prototype_from_signature(sig, ("float16", "float"), ("ND", "NCHW"), descriptor_dtypes={"indices": ("int32", "int64")})
+    assert [(d.name, d.types, d.formats) for d in (*prototype.inputs, *prototype.outputs)] == [
+        ("x", ("float16", "float16", "float", "float"), ("ND", "NCHW", "ND", "NCHW")),
+        ("values", ("float16", "float16", "float", "float"), ("ND", "NCHW", "ND", "NCHW")),
+        ("indices", ("int32", "int32", "int64", "int64"), ("ND", "NCHW", "ND", "NCHW")),
+    ]

@@ -16,11 +16,16 @@ from opkit.lint import Severity, lint
 from opkit.naming import msopgen_snake
 from opkit.signature import Dialect, parse_schema
 
-# msopgen.md §1: the dtype strings these signatures use and their ge:: enums; the JSON attr types and
-# their OpAttrDef methods; §3: the SoC family each chip variant maps to.
-SPEC_DTYPES = {"float16": "DT_FLOAT16", "float": "DT_FLOAT", "bfloat16": "DT_BF16"}
+# msopgen.md §1: dtype strings and their ge:: enums; §1 and §6: JSON attr types and their OpAttrDef methods;
+# §3: the SoC family each chip variant maps to. (test_op_model.py reads the OpDef with these helpers too.)
+SPEC_DTYPES = {"float": "DT_FLOAT", "fp32": "DT_FLOAT", "float32": "DT_FLOAT", "fp16": "DT_FLOAT16", "float16": "DT_FLOAT16",
+               "half": "DT_FLOAT16", "bf16": "DT_BF16", "bfloat16": "DT_BF16", "int8": "DT_INT8", "int16": "DT_INT16",
+               "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
+               "uint64": "DT_UINT64", "bool": "DT_BOOL", "double": "DT_DOUBLE", "complex64": "DT_COMPLEX64",
+               "complex128": "DT_COMPLEX128"}  # fmt: skip
 SPEC_ATTR_METHODS = {"int": "Int", "float": "Float", "bool": "Bool", "string": "String", "list_int": "ListInt",
-                     "list_float": "ListFloat", "list_bool": "ListBool"}  # fmt: skip
+                     "list_float": "ListFloat", "list_bool": "ListBool", "list_list_int": "ListListInt",
+                     "list_string": "ListString", "type": "Type", "list_type": "ListType"}  # fmt: skip
 SPEC_SOC_FAMILIES = {"ascend910b1": "ascend910b", "ascend910_9391": "ascend910_93"}
 
 # (name, schema, extra make_spec options)
