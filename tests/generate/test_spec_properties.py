@@ -59,7 +59,7 @@ REFUSALS = {
     "Generator": lambda s: s.replace(") ->", ", Generator? generator=None) ->", 1),
     "Tensor?[]": lambda s: s.replace("(", "(Tensor?[] indices, ", 1),
     "Tensor(a!)": lambda s: s.replace("(Tensor ", "(Tensor(a!) ", 1).rsplit(" -> ", 1)[0] + " -> Tensor(a!)",
-    "'int' is not a Tensor": lambda s: s.rsplit(" -> ", 1)[0] + " -> int",
+    "returns 'int'": lambda s: s.rsplit(" -> ", 1)[0] + " -> int",
     "Tensr": lambda s: s.replace("Tensor", "Tensr", 1),
 }
 
