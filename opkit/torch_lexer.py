@@ -17,9 +17,10 @@ KEYWORDS = frozenset(
     del pass class import with as Ellipsis NoneType in for""".split()
 )
 
-# Device types c10::Device accepts in a ``Device d="..."`` default (its error message lists them).
+# Device types c10::Device accepts in a ``Device d="..."`` default (its error message lists them), with
+# "npu": on the machines opkit's ops run on, torch_npu names PrivateUse1 "npu" when it is imported.
 DEVICE_TYPES = frozenset(
-    "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia privateuseone".split()
+    "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia privateuseone npu".split()
 )
 
 # Starts the message of each deliberate refusal of what torch accepts (README, "Schema dialects").

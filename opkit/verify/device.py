@@ -59,7 +59,8 @@ _DEVICE_MODULE = "opkit.verify.npugraph_ex.npu"  # the stand-in device module, s
 def is_emulated() -> bool:
     import torch
 
-    return "torch" in sys.modules and getattr(torch, "npu", None) is sys.modules.get(_DEVICE_MODULE)
+    stand_in = sys.modules.get(_DEVICE_MODULE)
+    return stand_in is not None and getattr(torch, "npu", None) is stand_in
 
 
 def emulate_npu_device() -> str | None:
