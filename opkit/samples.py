@@ -12,9 +12,15 @@ from typing import Any
 
 from opkit.signature import Argument, OpSignature
 
-SAMPLE_SHAPE = (8, 16)  # every tensor the same shape, so elementwise kernels accept them
+SAMPLE_DIMS = (8, 16, 4, 2, 2, 2, 2, 2)  # every tensor the same shape, so elementwise kernels accept them
+SAMPLE_SHAPE = SAMPLE_DIMS[:2]
 TENSOR_LIST_LENGTH = 2
 _SCALAR_SAMPLES = {"int": 2, "SymInt": 2, "float": 1.5, "bool": False, "str": "default", "Scalar": 1.5}
+
+
+def sample_shape(rank: int = 2) -> tuple[int, ...]:
+    """The sample tensors' shape: 2-D, or as many dims as an output size rule reads (``size:[x.2]``)."""
+    return SAMPLE_DIMS[: max(2, min(rank, len(SAMPLE_DIMS)))]
 
 
 class NoSample(ValueError):

@@ -11,6 +11,22 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS_YAML = REPO.parent / "shared" / "corpus" / "op-plugin" / "op_plugin_functions.yaml"
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--corpus-full", action="store_true",
+        help="also verify every adopted corpus entry (about a second an op; the default suite verifies a covering sample)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--corpus-full"):
+        return
+    skip = pytest.mark.skip(reason="the whole corpus through verify: run with --corpus-full")
+    for item in items:
+        if "corpus_full" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def corpus_yaml() -> Path:
     """The real 1514-entry op_plugin_functions.yaml, read in place (never copied into the project).

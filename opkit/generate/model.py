@@ -13,7 +13,7 @@ from typing import Any
 
 from opkit import msopgen, naming
 from opkit.generate.spec import OpSpec
-from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, sample_call
+from opkit.samples import TENSOR_LIST_LENGTH, sample_call
 from opkit.signature import Argument, OpSignature
 
 # msOpGen dtype → the torch dtype the MRE's dummy tensors use, and how to fill them.
@@ -488,7 +488,7 @@ class ProjectModel:
 
     @property
     def dummy_shape(self) -> tuple[int, ...]:
-        return SAMPLE_SHAPE
+        return self.spec.sample_shape
 
     @property
     def tensor_list_length(self) -> int:

@@ -195,6 +195,11 @@ def _is_size_list(arg: Argument) -> bool:
     return arg.type.base in _SIZE_INTS and arg.type.is_list and not arg.type.optional
 
 
+def rank_read(rules: tuple[OutputRule, ...]) -> int:
+    """How many dims the inputs need for every ``size:[x.N]`` to exist (``x.2`` and ``x.-3`` need 3); 0 if none."""
+    return max((d.index + 1 if d.index >= 0 else -d.index for r in rules for d in r.shape or () if d.kind == "dim"), default=0)
+
+
 def shape_problem(sig: OpSignature, rule: OutputRule) -> str | None:
     """Why ``rule``'s size: cannot be evaluated from the schema's arguments; None if it can."""
     text = rule.text or str(rule)

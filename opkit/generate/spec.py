@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from opkit import __version__, msopgen, naming
-from opkit.generate.outputs import OutputRule, OutputRuleError, default_out_like, like_problem, parse_outputs, shape_problem
+from opkit.generate.outputs import OutputRule, OutputRuleError, default_out_like, like_problem, parse_outputs, rank_read, shape_problem
+from opkit.samples import sample_shape
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
 SPEC_FILE = "opkit.json"
@@ -106,6 +107,11 @@ class OpSpec:
     @property
     def resolved_op_type(self) -> str:
         return self.op_type or self.signature.op_type
+
+    @property
+    def sample_shape(self) -> tuple[int, ...]:
+        """The shape of the sample tensors the MRE passes and verify runs (as many dims as a size rule reads)."""
+        return sample_shape(rank_read(self.outputs))
 
     def output_rule(self, name: str) -> OutputRule:
         """The size/dtype rule of fresh output ``name``: its own, else like ``out_like``; ``like`` defaults to ``out_like``."""

@@ -24,6 +24,7 @@ from typing import Any
 from opkit import naming
 from opkit.generate.spec import SPEC_FILE
 from opkit.generate.yaml_edit import FRAGMENT_PATH as YAML_FILE
+from opkit.samples import SAMPLE_SHAPE
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 from opkit.verify.report import GraphEntryReport, Problem, Stage
 
@@ -44,6 +45,7 @@ class Project:
     schema_source: str
     meta_file: Path
     reference_file: Path | None
+    sample_shape: tuple[int, ...] = SAMPLE_SHAPE  # the spec's: as many dims as an output size rule reads
 
     @property
     def qualname(self) -> str:
@@ -88,7 +90,8 @@ def load_project(root: str | Path) -> Project:
         meta_file = candidates[0]
     reference = root / REFERENCE_FILE
     return Project(
-        root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None
+        root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
+        spec.sample_shape,
     )
 
 
@@ -122,19 +125,22 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
 # ------------------------------------------------------------------------------------------------
 
 
-def sample_arguments(signature: OpSignature, *, dtype=None, device: str = "cpu", pass_defaults: bool = False) -> tuple[tuple, dict] | None:
+def sample_arguments(
+    signature: OpSignature, *, dtype=None, device: str = "cpu", pass_defaults: bool = False, shape: tuple[int, ...] | None = None
+) -> tuple[tuple, dict] | None:
     """The signature's sample call (``opkit.samples``, as the generated MRE makes it) with real tensors.
 
     ``pass_defaults``: the variant passing every defaulted argument a non-default value (None when the
     schema has no defaulted argument opkit can vary)."""
     import torch
 
-    from opkit.samples import SAMPLE_SHAPE, TENSOR_LIST_LENGTH, NoSample, sample_call, sample_call_passing_defaults
+    from opkit.samples import TENSOR_LIST_LENGTH, NoSample, sample_call, sample_call_passing_defaults
 
     dtype = dtype or torch.float32
+    shape = shape or SAMPLE_SHAPE
 
     def tensor():
-        return torch.randn(SAMPLE_SHAPE, dtype=dtype, device=device)
+        return torch.randn(shape, dtype=dtype, device=device)
 
     try:
         samples = sample_call_passing_defaults(signature) if pass_defaults else sample_call(signature)
@@ -344,8 +350,8 @@ def verify_project(
     chosen = resolve_backend(backend)
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
-            args, kwargs = example or sample_arguments(project.signature, device=chosen.device)
-            with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True)
+            args, kwargs = example or sample_arguments(project.signature, device=chosen.device, shape=project.sample_shape)
+            with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
             return check_graph_entry(
                 project.overload(packet),
                 args,

@@ -5,7 +5,8 @@ gen_opapi, so one pass serves both generating from a signature and adopting a ya
 Every entry goes through `opkit new --from` and `opkit lint`; `opkit verify` (torch.compile through the emulated
 npugraph_ex, then opcheck: about a second an op) runs on a sample that exercises every signature class of the
 corpus (`covering_sample`: each argument type, mutated, defaulted and keyword-only arguments, each return
-shape). The full verify of every schema is `python benchmarks/corpus_ops.py`, whose counts the README reports (`--adopt` for adoption).
+shape). `pytest --corpus-full` also verifies every adopted entry (about six minutes on a quiet 2-core machine);
+`python benchmarks/corpus_ops.py --adopt` prints the counts the README reports.
 """
 
 from __future__ import annotations
@@ -55,6 +56,21 @@ def test_a_sample_covering_every_signature_class_verifies(corpus_ops, corpus_yam
     # npu_fused_infer_attention_score_v2 fails verify without the rest of the corpus: npugraph_ex's converter for
     # that real op name calls torch.ops.npu._npu_fused_infer_attention_score_v2_get_max_workspace, not in the sample
     assert run.counts["ok"] >= len(sample) - 1, run.summary() + "\n" + "\n".join(i for items in run.failures.values() for i in items)
+
+
+# torch-npu 2.13.0's npugraph_ex rewrites any op of this name and reads a config field its own CompilerConfig
+# lacks: the graph fails to compile, on an NPU too (`opkit verify` names the defect; the op passes renamed).
+WHEEL_DEFECTS = {"npu_weight_quant_batchmatmul"}
+
+
+@pytest.mark.slow
+@pytest.mark.corpus_full
+def test_every_adopted_entry_verifies(corpus_ops, corpus_yaml, tmp_path):
+    schemas = corpus_ops.corpus_schemas(corpus_yaml)
+    run = corpus_ops.run_schemas(schemas, verify=True, workdir=tmp_path, adopt_from=corpus_yaml)
+    assert run.counts["crash"] == 0 and run.counts["lint"] == 0, run.summary()
+    failed = {f.split("(", 1)[0] for f in run.failures["verify"]}
+    assert failed <= WHEEL_DEFECTS, run.summary() + "\n" + "\n".join(run.failures["verify"])
 
 
 def test_covering_sample_covers_each_class_as_often_as_asked(corpus_ops):

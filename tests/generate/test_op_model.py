@@ -48,6 +48,8 @@ CASES = [
     ("count_op", "count_op(Tensor x) -> (Tensor y, Tensor n)", {"outputs": "n=size:[],dtype:int64"}),
     ("new_zeros_op", "new_zeros_op(Tensor self, int[] size, *, int fill=0) -> Tensor", {"outputs": "out=size:size"}),
     ("list_dims", "list_dims(Tensor[] xs, Tensor? w, SymInt k) -> Tensor", {"outputs": "out=size:[xs.-1, k, 4]"}),
+    # a rule reading a third dim: the sample tensors (MRE and verify) get three dims
+    ("head_stats", "head_stats(Tensor q, int heads) -> (Tensor y, Tensor lse)", {"outputs": "lse=size:[q.0, q.2, heads],dtype:float32"}),
     ("mylib_topk", "mylib::mylib_topk(Tensor x, int k) -> (Tensor, Tensor)",
      {"style": "custom-op", "outputs": "out0=size:[x.0, k];out1=size:[x.0, k],dtype:int64"}),
 ]  # fmt: skip
@@ -253,6 +255,19 @@ def test_every_case_verifies(generate, name, schema, options):
 
     report = verify_project(generate(name, schema=schema, **options))
     assert report.ok, str(report)
+
+
+@pytest.mark.parametrize(
+    "outputs, dims", [("", 2), ("lse=size:[q.0, heads]", 2), ("lse=size:[q.0, q.2, heads]", 3), ("lse=size:[q.-4]", 4)]
+)
+def test_sample_tensors_have_every_dim_a_size_rule_reads(generate, outputs, dims):
+    from opkit.verify.project import load_project
+
+    project = generate("head_stats", schema="head_stats(Tensor q, int heads) -> (Tensor y, Tensor lse)", outputs=outputs or None)
+    mre = ast.parse((project / "mre" / "head_stats_mre.py").read_text())
+    randn = [n for n in ast.walk(mre) if isinstance(n, ast.Call) and ast.unparse(n.func) == "torch.randn"]
+    assert randn and all(len(n.args) == dims for n in randn), [ast.unparse(n) for n in randn]
+    assert len(load_project(project).sample_shape) == dims  # what verify passes
 
 
 def test_library_style_takes_the_torch_library_dialect():
