@@ -45,6 +45,15 @@ def test_drift_between_the_opdef_and_the_yaml_is_reported_at_its_line(generate):
     assert "input 'y' is REQUIRED but the schema declares 'Tensor? y' (OPTIONAL)" in o102.message
 
 
+def test_an_opdef_named_apart_from_its_op_is_paired_through_the_exec_of_its_yaml_entry(generate):
+    project = generate("npu_swiglu", schema="npu_swiglu(Tensor x, Tensor w, int dim=-1) -> Tensor", op_type="SwiGlu")
+    host = _host(project)
+    assert "exec: aclnnSwiGlu\n" in (project / "op_plugin" / "op_plugin_functions.yaml").read_text() and "class SwiGlu " in host.read_text()
+    assert _codes(lint([str(project)], use_cache=False)) == []
+    host.write_text(re.sub(r'        this->Input\("w"\)[^;]*;\n', "", host.read_text()))
+    assert _codes(lint([str(project)], use_cache=False)) == ["O101"]  # paired by exec: aclnnSwiGlu (the name gives Swiglu)
+
+
 def test_inplace_output_dropped_from_the_opdef(generate):
     project = generate("my_inplace", schema="my_inplace(Tensor(a!) x, Tensor y) -> Tensor")
     host = _host(project)

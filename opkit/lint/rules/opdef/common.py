@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from opkit.adopt.model import SourceOp
+from opkit.lint.rules.op_plugin_yaml.common import exec_parts
 from opkit.lint.sources import LintProject
 from opkit.lint.sources.opdef_cpp import OpDefFile
 from opkit.signature import OpSignature
@@ -34,12 +35,29 @@ def pairs(project: LintProject) -> Iterator[tuple[OpDefFile, SourceOp, OpSignatu
     """
     if not project.opdef_files:
         return
-    sigs = [s.signature for s in project.all_schema_sites() if s.is_custom and s.signature is not None]
+    named = _exec_op_types(project)
+    sigs = [(s.signature, named.get((s.path, s.line))) for s in project.all_schema_sites() if s.is_custom and s.signature is not None]
     for file in project.opdef_files:
         for op in file.ops:
-            matches = sorted((sig for sig in sigs if sig.op_type == op.op_type), key=lambda s: (s.overload != "", s.is_inplace_name))
+            matches = sorted((sig for sig, exec_type in sigs if op.op_type in (sig.op_type, exec_type)), key=lambda s: (s.overload != "", s.is_inplace_name))
             if matches:
                 yield file, op, matches[0]
+
+
+def _exec_op_types(project: LintProject) -> dict[tuple[str, int], str]:
+    """(path, func line) of each yaml entry whose gen_opapi ``exec`` calls ``aclnn<OpType>`` → that OpType.
+
+    An op named apart from its kernel (``npu_swiglu`` running SwiGlu, ``opkit new --op-type``) is paired
+    with its OpDef through the aclnn function its entry calls, as the built op is."""
+    named = {}
+    for file in project.yaml_files:
+        for entry in getattr(file, "entries", ()):
+            func, gen = entry.get("func"), entry.get("gen_opapi")
+            exec_node = gen.value.get("exec") if gen is not None and isinstance(gen.value, dict) else None
+            parts = exec_parts(exec_node) if exec_node is not None else None
+            if func is not None and parts and parts[0].startswith("aclnn") and len(parts[0]) > len("aclnn"):
+                named[(file.path, func.line)] = parts[0][len("aclnn") :]
+    return named
 
 
 def operand_arguments(sig: OpSignature):
