@@ -203,14 +203,16 @@ def attr_default(arg: Argument) -> bool | int | float | str | list:
             raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
         return NONE_ATTR_DEFAULTS[attr_type]
     if attr_type is not None and not _value_fits(attr_type, value):
-        raise UnsupportedSignature(f"default {text} of '{arg.type} {arg.name}' is not a {arg.type.base} value; write e.g. {_EXAMPLE_DEFAULTS.get(attr_type, '1')}")
+        kind = arg.type.base + ("[]" if arg.type.is_list else "")
+        article = "an" if kind[0] in "aeiouAEIOU" else "a"
+        raise UnsupportedSignature(f"default {text} of '{arg.type} {arg.name}' is not {article} {kind} value; write e.g. {_EXAMPLE_DEFAULTS.get(attr_type, '1')}")
     if isinstance(value, str) and (FORBIDDEN_DEFAULT_CHARS & set(value) or len(value) > MAX_DEFAULT_LENGTH):
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' contains characters msOpGen rejects")
     return value
 
 
 _EXAMPLE_DEFAULTS = {"int": "0", "float": "1.0", "bool": "False", "string": "'text'", "list_int": "[1,1]", "list_float": "[1.0]",
-                     "list_bool": "[True]", "type": "float"}  # fmt: skip
+                     "list_bool": "[True]", "list_string": "['text']", "type": "float", "list_type": "[float]"}  # fmt: skip
 
 
 def default_value_text(value: object) -> str:

@@ -77,8 +77,8 @@ def test_attr_default_values(name, value):
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("a", "default True of 'int a' is not a int value; write e.g. 0"),
-        ("h", "default 2.5 of 'int h' is not a int value; write e.g. 0"),
+        ("a", "default True of 'int a' is not an int value; write e.g. 0"),
+        ("h", "default 2.5 of 'int h' is not an int value; write e.g. 0"),
         ("k", "default 1 of 'bool k' is not a bool value; write e.g. False"),
         ("d", "default '\"a(b\"' of 'd' contains characters msOpGen rejects"),
         # a ScalarType attr (msOpGen `type`, §6) takes dtypes only, one or a list

@@ -19,7 +19,7 @@ BAD = [
     (["..", "--schema", "x(Tensor x) -> Tensor"], "'..'"),
     (["2fast"], "not an identifier"),
     (["my_op", "--schema", "my_op(Tensor x, *, int class=1) -> Tensor"], "Python keyword"),
-    (["my_op", "--schema", 'my_op(Tensor x, int i="abc") -> Tensor'], "is not a int value"),
+    (["my_op", "--schema", 'my_op(Tensor x, int i="abc") -> Tensor'], "is not an int value"),
     (["my_op", "--schema", 'my_op(Tensor x, bool b="x") -> Tensor'], "is not a bool value"),
     (["my_op", "--schema", "my_op(Tensor x, Generator? g=None) -> Tensor"], "Corrected schema: my_op(Tensor x) -> Tensor"),
     (["my_op", "--schema", "my_op(Tensor x"], "bad schema"),
