@@ -920,7 +920,8 @@ def parse_default(type_: ArgType, text: str) -> object:
         if text.startswith("[") and text.endswith("]"):
             inner = text[1:-1].strip()
             items = _LIST_SPLIT_RE.split(inner) if inner else []
-        elif type_.size is not None and text[:1] not in "[" and not (text[:1].isalpha() and text not in _DEFAULT_IDENTIFIERS and text not in ("True", "False")):
+        elif type_.size is not None and text[:1] not in "[" and not (text[:1].isalpha() and text not in ("True", "False")):
+            # (torch repeats a number or a bool; a name such as ``long`` or ``Mean`` it refuses there)
             items = [text] * type_.size  # a sized list's single default is repeated
         else:
             raise ValueError(f"default {text} is not a list of {type_.base} values")
