@@ -210,8 +210,8 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
 
 def _exec_op_type(source: SourceOp) -> str:
     gen = dict(source.entry).get("gen_opapi") or {}
-    head = str(gen.get("exec", "")).split(",", 1)[0].strip()
-    return head.removeprefix("aclnn") if head.startswith("aclnn") and head[5:6].isupper() else ""
+    op_type = naming.op_type_of_exec(str(gen.get("exec", "")))
+    return op_type if op_type and op_type[0].isupper() else ""
 
 
 def _checked_comment(source: SourceOp, schema: str, notes: list[str]) -> str:

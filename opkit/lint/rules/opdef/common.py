@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from opkit import naming
 from opkit.adopt.model import SourceOp
-from opkit.lint.rules.op_plugin_yaml.common import exec_parts
 from opkit.lint.sources import LintProject
 from opkit.lint.sources.opdef_cpp import OpDefFile
 from opkit.signature import OpSignature
@@ -54,9 +54,9 @@ def _exec_op_types(project: LintProject) -> dict[tuple[str, int], str]:
         for entry in getattr(file, "entries", ()):
             func, gen = entry.get("func"), entry.get("gen_opapi")
             exec_node = gen.value.get("exec") if gen is not None and isinstance(gen.value, dict) else None
-            parts = exec_parts(exec_node) if exec_node is not None else None
-            if func is not None and parts and parts[0].startswith("aclnn") and len(parts[0]) > len("aclnn"):
-                named[(file.path, func.line)] = parts[0][len("aclnn") :]
+            op_type = naming.op_type_of_exec(exec_node.value) if exec_node is not None and isinstance(exec_node.value, str) else None
+            if func is not None and op_type:
+                named[(file.path, func.line)] = op_type
     return named
 
 
