@@ -68,3 +68,18 @@ def test_name_problem_default_subject():
 def test_msopgen_snake_edges(camel, snake):
     """msopgen.md §4's rule at the edges: first character, uppercase runs, digits, the last character."""
     assert naming.msopgen_snake(camel) == snake
+
+
+@pytest.mark.parametrize(
+    ("exec_text", "op_type"),
+    [
+        ("aclnnScale, x, out", "Scale"),  # the callee is the text before the first comma
+        ("  aclnnSwiGlu  ,x", "SwiGlu"),  # spaces around it do not count
+        ("aclnnAddRmsNorm", "AddRmsNorm"),  # no arguments at all
+        ("aclnn, x", None),  # 'aclnn' alone names no OpType
+        ("npu_scale, x", None),  # another callee
+        ("Scale, aclnnX", None),  # 'aclnn' after the first comma is an argument, not the callee
+    ],
+)
+def test_op_type_of_exec(exec_text, op_type):
+    assert naming.op_type_of_exec(exec_text) == op_type
