@@ -167,20 +167,13 @@ _VALUE_KINDS: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float
 
 
 def _value_fits(attr_type: str, value: object) -> bool:
-    if attr_type in ("type", "list_type"):
-        items = value if attr_type == "list_type" and isinstance(value, list) else [value]
-        return all(isinstance(v, DType) for v in items)
-    element = attr_type.removeprefix("list_")
-    kinds = _VALUE_KINDS.get(element)
-    if kinds is None:
-        return True
+    """A scalar attr's default fits its msOpGen type (``int a=True`` does not). A list attr's default
+    was read element by element, as torch reads it, by ``Argument.default_value`` already."""
     if attr_type.startswith("list_"):
-        if not isinstance(value, list):
-            return False
-        items = value
-    else:
-        items = [value]
-    return all(isinstance(v, kinds) and (element == "bool" or not isinstance(v, bool)) for v in items)
+        return True
+    if attr_type == "type":
+        return isinstance(value, DType)
+    return isinstance(value, _VALUE_KINDS[attr_type]) and (attr_type == "bool" or not isinstance(value, bool))
 
 
 def attr_default(arg: Argument) -> bool | int | float | str | list:
@@ -203,16 +196,15 @@ def attr_default(arg: Argument) -> bool | int | float | str | list:
             raise UnsupportedSignature(f"attr '{arg.type} {arg.name}=None' has no msOpGen default; give a value default or drop it")
         return NONE_ATTR_DEFAULTS[attr_type]
     if attr_type is not None and not _value_fits(attr_type, value):
-        kind = arg.type.base + ("[]" if arg.type.is_list else "")
-        article = "an" if kind[0] in "aeiouAEIOU" else "a"
-        raise UnsupportedSignature(f"default {text} of '{arg.type} {arg.name}' is not {article} {kind} value; write e.g. {_EXAMPLE_DEFAULTS.get(attr_type, '1')}")
+        article = "an" if arg.type.base[0] in "aeiou" else "a"
+        raise UnsupportedSignature(f"default {text} of '{arg.type} {arg.name}' is not {article} {arg.type.base} value; write e.g. {_EXAMPLE_DEFAULTS[attr_type]}")
     if isinstance(value, str) and (FORBIDDEN_DEFAULT_CHARS & set(value) or len(value) > MAX_DEFAULT_LENGTH):
         raise UnsupportedSignature(f"default {text!r} of '{arg.name}' contains characters msOpGen rejects")
     return value
 
 
-_EXAMPLE_DEFAULTS = {"int": "0", "float": "1.0", "bool": "False", "string": "'text'", "list_int": "[1,1]", "list_float": "[1.0]",
-                     "list_bool": "[True]", "list_string": "['text']", "type": "float", "list_type": "[float]"}  # fmt: skip
+# What a refused scalar default could be instead (lists never get here: see _value_fits).
+_EXAMPLE_DEFAULTS = {"int": "0", "float": "1.0", "bool": "False", "string": "'text'", "type": "float"}
 
 
 def default_value_text(value: object) -> str:

@@ -83,6 +83,9 @@ def test_attr_default_values(name, value):
         ("d", "default '\"a(b\"' of 'd' contains characters msOpGen rejects"),
         # a ScalarType attr (msOpGen `type`, §6) takes dtypes only, one or a list
         ("w", "default \"abc\" of 'ScalarType w' is not a ScalarType value; write e.g. float"),
+        # the signature model reads a list default element by element, as torch does, and refuses a wrong one
+        ("j", "default '[True]' of 'j' is not a literal msOpGen can carry"),
+        ("n", "default '[]' of 'n' is not a literal msOpGen can carry"),
     ],
 )
 def test_attr_default_refusals(name, message):
@@ -117,6 +120,11 @@ def test_attr_default_refusals_say_which_default():
     [
         ("f(Tensor x, Generator? g=None) -> Tensor", "argument 'Generator? g': random number generation cannot enter an npugraph_ex graph"),
         ("f(Tensor x, Tensor?[] i) -> Tensor", "argument 'i: Tensor?[]' has no msOpGen input kind"),
+        ("f(Tensor x, Stream s) -> Tensor", "argument 's: Stream' has no msOpGen attr type"),
+        ("f(Tensor x) -> Tensor?", "return 'Tensor?' is not a Tensor or Tensor[]; msOpGen outputs are tensors"),
+        ("f(Tensor x) -> Tensor?[]", "return 'Tensor?[]' is not a Tensor or Tensor[]; msOpGen outputs are tensors"),
+        ("f(Tensor x) -> int", "return 'int' is not a Tensor or Tensor[]; msOpGen outputs are tensors"),
+        ("f(Tensor x) -> ()", "the op returns nothing and mutates nothing; return a Tensor or mark the written input Tensor(a!)"),
     ],
 )
 def test_prototype_refusals_name_the_argument(schema, message):
@@ -150,3 +158,19 @@ def test_per_descriptor_dtype_columns_pair_with_every_format():
         ("values", ("float16", "float16", "float", "float"), ("ND", "NCHW", "ND", "NCHW")),
         ("indices", ("int32", "int32", "int64", "int64"), ("ND", "NCHW", "ND", "NCHW")),
     ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "outputs"),
+    [
+        # §2: a Tensor[] is a DYNAMIC descriptor, as an input and as an output
+        ("f(Tensor(a!)[] xs, Tensor y) -> ()", [("xs", "dynamic")]),
+        ("f(Tensor(a!) x, Tensor y) -> ()", [("x", "required")]),
+        ("f(Tensor x) -> Tensor[]", [("out", "dynamic")]),
+        ("f(Tensor x) -> (Tensor a, Tensor[] b)", [("a", "required"), ("b", "dynamic")]),
+        ("f(Tensor(a!)[] xs) -> Tensor", [("xs", "dynamic"), ("out", "required")]),
+    ],
+)
+def test_outputs_are_dynamic_exactly_for_tensor_lists(schema, outputs):
+    prototype = msopgen.prototype_from_signature(parse_schema(schema), ("float",))
+    assert [(o.name, o.param_type) for o in prototype.outputs] == outputs
