@@ -118,10 +118,6 @@ def main() -> int:
         "process_isolation = forkserver\n"
         "forkserver_warmup = import\n"
         "preload_modules_file = preload.txt\n"
-        # Each mutant's process imports opkit and its test modules afresh, which the clean run's timings
-        # (mutmut's base for the time limit) do not include; on a loaded 2-core machine the default 1 s
-        # margin timed every mutant out.
-        "timeout_constant = 10\n"
     )
     (work / "preload.txt").write_text("\n".join(PRELOAD) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
