@@ -132,6 +132,9 @@ def main() -> int:
         name, _, state = line.strip().rpartition(": ")
         if name:
             status[name] = state
+    if not status:
+        print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
+        return 1
     equivalent = {n for n in status if n in EQUIVALENT}
     killed = sum(1 for s in status.values() if s == "killed")
     counted = len(status) - len(equivalent)
