@@ -48,6 +48,7 @@ EQUIVALENT: dict[str, str] = {
     "opkit.yamlio.x_expanded_size__mutmut_22": "a scalar anchor's weight is 1, the same as the default for an unknown anchor",
     "opkit.yamlio.x_compose__mutmut_5": "yaml.compose with the pure-Python Loader: the same resolver, the same nodes, only slower",
     "opkit.yamlio.x_compose_all__mutmut_6": "as above, for compose_all",
+    "opkit.msopgen.x_attr_default__mutmut_24": "'XXaeiouXX': no attr type's name (int, SymInt, float, bool, str, ScalarType) starts with X",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 
