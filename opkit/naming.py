@@ -80,7 +80,7 @@ def aclnn_for_op_type(op_type_name: str) -> str:
 
 def op_type_of_exec(exec_text: str) -> str | None:
     """The OpType a gen_opapi ``exec`` calls (``aclnnScale, x, out`` → ``Scale``), or None for another callee."""
-    callee = exec_text.split(",", 1)[0].strip()
+    callee = exec_text.partition(",")[0].strip()
     return callee[len("aclnn") :] if callee.startswith("aclnn") and len(callee) > len("aclnn") else None
 
 
