@@ -116,12 +116,13 @@ def parse_rule(text: str) -> OutputRule:
     if where.count("[") != where.count("]"):
         fail(where.find("[") + 1 if where.count("[") > where.count("]") else where.find("]") + 1, "unbalanced '[' ']'")
     name, eq, body = where.partition("=")
+    body_column = len(name) + 1  # the body's columns count from the '=' as written, spaces before it included
     name = name.strip()
     if not eq or not naming.IDENTIFIER_RE.match(name):
         fail(1, "expected an output name and '='")
     fields: dict[str, tuple[str, int]] = {}
     for raw, offset in _items(body):
-        item, at = _stripped(raw, offset + len(name) + 1)
+        item, at = _stripped(raw, offset + body_column)
         key, colon, value = item.partition(":")
         key = key.strip()
         if not colon or key not in ("like", "size", "dtype"):

@@ -87,16 +87,14 @@ def corrected(sig: OpSignature) -> Correction | None:
 
     Returned mutated inputs are dropped from the returns (a custom op must return () or fresh tensors),
     a trailing in-place '_' goes (torchgen requires such ops to return their input), Generator, Device,
-    Layout and MemoryFormat arguments are dropped, a Dimname becomes an int, a non-tensor return becomes
+    Layout and MemoryFormat arguments are dropped, a non-tensor return becomes
     a 0-dim Tensor, and an op left without a Tensor input takes ``Tensor self`` first (ATen's new_* ops).
+    (A Dimname never parses: ``dimname_refusal`` answers it from the text.)
     """
     changed = False
     arguments = []
     for a in sig.arguments:
-        if a.type.base == "Dimname":
-            arguments.append(replace(a, type=ArgType("int", a.type.optional, a.type.is_list, a.type.size)))
-            changed = True
-        elif a.type.refusal:
+        if a.type.refusal:
             changed = True
         elif a.alias is not None and not a.alias.is_write:
             arguments.append(replace(a, alias=None))  # a view's source: nothing aliases it once the return is fresh
@@ -149,7 +147,12 @@ def corrected_schema(sig: OpSignature) -> str | None:
 
 
 def refusal(sig: OpSignature, schema: str, style: str) -> SpecError | None:
-    """A documented refusal: why, and the corrected schema with the command that generates it."""
+    """A documented refusal: why, and the corrected schema with the command that generates it.
+
+    Every refusal has a correction: ``corrected`` changes exactly what a reason below names."""
+    result = corrected(sig)
+    if result is None:
+        return None
     reasons = [f"'{a.type} {a.name}': {a.type.refusal}" for a in sig.arguments if a.type.refusal]
     if any(r.alias is not None and not r.alias.is_write for r in sig.returns):
         reasons.insert(0, "it returns a view of an input (-> Tensor(a)); a custom op's outputs must not alias its inputs: return a fresh Tensor")
@@ -158,11 +161,6 @@ def refusal(sig: OpSignature, schema: str, style: str) -> SpecError | None:
     scalars = [f"'{r}'" for r in sig.returns if not r.type.is_tensor]
     if scalars:
         reasons.append(f"it returns {', '.join(scalars)}: {NON_TENSOR_RETURN}")
-    result = corrected(sig)
-    if result is not None and result.adds_input:
+    if result.adds_input:
         reasons.append(NO_TENSOR_INPUT)
-    if not reasons:
-        return None
-    if result is None:
-        return SpecError(f"cannot generate {sig.full_name}: {'; '.join(reasons)}")
     return _refused(schema, style, reasons, str(result.signature), result.outputs)

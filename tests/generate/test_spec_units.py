@@ -1,0 +1,415 @@
+"""The op spec, called directly: defaults ``opkit new`` resolves, every refusal with its one-line message, the
+opkit.json round trip and the OpType clash warnings.
+
+Expectations are written from the README (`opkit new`: styles, names and shapes, the type mapping, the refusals
+and warnings) and msopgen.md (dtypes, formats, SoC variants, vendor_name), never from opkit's own tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from opkit.generate.outputs import OutputRule
+from opkit.generate.spec import (
+    OpSpec,
+    SpecError,
+    default_schema,
+    default_style,
+    format_dtypes,
+    load_spec,
+    make_spec,
+    op_type_clashes,
+    op_type_warnings,
+    op_types_beside,
+    parse_dtypes,
+    spec_from_json,
+)
+from opkit.signature import Dialect
+
+DEFAULT_DTYPES = ("float16", "float", "bfloat16")  # README: "The default --dtypes (float16, float, bfloat16)"
+IDENT = "is not an identifier (letters, digits and '_', not starting with a digit)"
+
+
+# -- defaults --------------------------------------------------------------------------------------
+
+
+def test_a_bare_name_gets_the_documented_defaults():
+    spec = make_spec("my_op")
+    assert spec == OpSpec(
+        name="my_op",
+        schema="my_op(Tensor x) -> Tensor",
+        style="op-plugin",
+        namespace="npu",
+        dtypes=DEFAULT_DTYPES,
+        formats=("ND",),
+        soc=("ascend910b1",),
+        out_like="x",
+        vendor="my_op",
+    )
+    assert spec.dialect is Dialect.OP_PLUGIN
+    assert spec.resolved_op_type == "MyOp"
+    assert spec.signature.text == "my_op(Tensor x) -> Tensor"
+
+
+def test_inplace_defaults_follow_each_dialect():
+    # README: `opkit new my_inplace --inplace` is my_inplace(Tensor(a!) x, Tensor y) -> (); its output, if any, sizes like y
+    spec = make_spec("my_inplace", inplace=True)
+    assert (spec.schema, spec.style, spec.namespace, spec.out_like) == ("my_inplace(Tensor(a!) x, Tensor y) -> ()", "op-plugin", "npu", "y")
+    # a trailing '_' gets custom-op and its default namespace
+    spec = make_spec("scale_", inplace=True)
+    assert (spec.schema, spec.style, spec.namespace, spec.vendor, spec.resolved_op_type) == ("scale_(Tensor(a!) x, Tensor y) -> ()", "custom-op", "mylib", "scale_", "Scale")
+    assert spec.dialect is Dialect.TORCH_LIBRARY
+
+
+@pytest.mark.parametrize("name, style", [("relu_", "custom-op"), ("relu", "op-plugin"), ("__init__", "op-plugin"), ("_x_", "custom-op"), ("__x_", "op-plugin")])
+def test_default_style(name, style):
+    assert default_style(name) == style
+
+
+def test_default_schema():
+    assert default_schema("f", inplace=False, style="op-plugin") == "f(Tensor x) -> Tensor"
+    assert default_schema("f", inplace=True, style="library") == "f(Tensor(a!) x, Tensor y) -> ()"
+
+
+def test_given_values_are_normalised():
+    spec = make_spec(
+        "my_op",
+        schema="  my_op(Tensor x, Tensor y) -> Tensor ",
+        dtypes="float16, float ;y=int32,int32",
+        formats=" ND, NCHW,",
+        soc="Ascend910B2, ascend910_9391",
+        out_like="y",
+        vendor="acme",
+        op_type="SwiGlu",
+    )
+    assert spec.schema == "my_op(Tensor x, Tensor y) -> Tensor"
+    assert spec.dtypes == ("float16", "float")
+    assert spec.descriptor_dtypes == (("y", ("int32", "int32")),)
+    assert spec.formats == ("ND", "NCHW")
+    assert spec.soc == ("ascend910b2", "ascend910_9391")
+    assert (spec.out_like, spec.vendor, spec.op_type, spec.resolved_op_type) == ("y", "acme", "SwiGlu", "SwiGlu")
+    assert make_spec("my_op", dtypes=["int8", " int32 ", ""], formats=("NCHW",), soc=["ascend310p3"]).dtypes == ("int8", "int32")
+    assert make_spec("my_op", dtypes=["int8"], formats=("NCHW",), soc=["ascend310p3"]).soc == ("ascend310p3",)
+
+
+def test_the_namespace_comes_from_the_schema_else_from_the_style():
+    assert make_spec("my_op", schema="ns1::my_op(Tensor x) -> Tensor", style="library").namespace == "ns1"
+    assert make_spec("my_op", style="library").namespace == "mylib"
+    assert make_spec("my_op", style="custom-op").namespace == "mylib"
+    assert make_spec("my_op", style="library", namespace="mine").namespace == "mine"
+
+
+@pytest.mark.parametrize(
+    "value, parsed",
+    [
+        ("float16,float", (("float16", "float"), ())),
+        ("", (DEFAULT_DTYPES, ())),
+        (";", (DEFAULT_DTYPES, ())),
+        ("x=int32;float", (("float",), (("x", ("int32",)),))),
+        ("float16,float;indices=int32,int32", (("float16", "float"), (("indices", ("int32", "int32")),))),
+        (" a = int8 ; b=int16,", (DEFAULT_DTYPES, (("a", ("int8",)), ("b", ("int16",))))),
+        (["int8", "bool"], (("int8", "bool"), ())),
+        (("int8",), (("int8",), ())),
+    ],
+)
+def test_parse_dtypes(value, parsed):
+    assert parse_dtypes(value) == parsed
+
+
+def test_format_dtypes_prints_what_parse_dtypes_reads():
+    assert format_dtypes(("float16", "float"), (("indices", ("int32", "int32")), ("y", ("int8", "int8")))) == "float16,float;indices=int32,int32;y=int8,int8"
+    assert format_dtypes(("float",), ()) == "float"
+
+
+def test_parse_dtypes_refuses_a_bad_name():
+    with pytest.raises(SpecError) as err:
+        parse_dtypes("float;1q=float")
+    assert str(err.value) == "--dtypes: '1q' is not an input or output name (write NAME=dtype,dtype;...)"
+
+
+# -- derived facts -----------------------------------------------------------------------------------
+
+
+def test_output_rules_and_the_prototype_columns_they_fix():
+    spec = make_spec("my_op", schema="my_op(Tensor x, int n) -> (Tensor a, Tensor b)", outputs="b=size:[x.0, n],dtype:int64", dtypes="float16,float", op_type="MyThing")
+    assert str(spec.output_rule("a")) == "a=like:x"
+    assert str(spec.output_rule("b")) == "b=like:x,size:[x.0, n],dtype:int64"
+    assert spec.sample_shape == (8, 16)
+    assert spec.prototype().to_json() == {
+        "op": "MyThing",
+        "input_desc": [{"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["float16", "float"]}],
+        "output_desc": [
+            {"name": "a", "param_type": "required", "format": ["ND", "ND"], "type": ["float16", "float"]},
+            {"name": "b", "param_type": "required", "format": ["ND", "ND"], "type": ["int64", "int64"]},
+        ],
+        "attr": [{"name": "n", "param_type": "required", "type": "int"}],
+    }
+
+
+def test_an_explicit_column_list_wins_over_the_output_dtype():
+    spec = make_spec("my_op", dtypes="float16,float;out=int64,int64", outputs="out=dtype:int64")
+    assert spec.prototype().to_json()["output_desc"] == [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["int64", "int64"]}]
+
+
+def test_an_output_rule_keeps_its_own_like():
+    spec = make_spec("my_op", schema="my_op(Tensor x, Tensor y) -> Tensor", outputs="out=like:y,size:[x.-3]")
+    assert spec.output_rule("out") == OutputRule("out", like="y", shape=spec.outputs[0].shape)
+    assert spec.sample_shape == (8, 16, 4)  # three dims read: x.-3
+    assert make_spec("my_op").sample_shape == (8, 16)
+
+
+# -- opkit.json ----------------------------------------------------------------------------------------
+
+
+def test_to_json_writes_optional_keys_only_when_set():
+    spec = make_spec("my_op", schema="my_op(Tensor x, int n) -> (Tensor a, Tensor b)", outputs="b=size:[x.0, n],dtype:int64", dtypes="float16,float;a=int8,int8", soc="ascend910b1,ascend310p3", op_type="MyThing", yaml_entry='{"func": "my_op(Tensor x, int n) -> (Tensor a, Tensor b)", "op_api": "all_version"}', opkit_version="9.9")
+    assert spec.to_json() == {
+        "name": "my_op",
+        "schema": "my_op(Tensor x, int n) -> (Tensor a, Tensor b)",
+        "style": "op-plugin",
+        "namespace": "npu",
+        "dtypes": ["float16", "float"],
+        "formats": ["ND"],
+        "soc": ["ascend910b1", "ascend310p3"],
+        "out_like": "x",
+        "vendor": "my_op",
+        "op_type": "MyThing",
+        "descriptor_dtypes": {"a": ["int8", "int8"]},
+        "outputs": {"b": {"size": "[x.0, n]", "dtype": "int64"}},
+        "yaml_entry": {"func": "my_op(Tensor x, int n) -> (Tensor a, Tensor b)", "op_api": "all_version"},
+        "opkit_version": "9.9",
+    }
+    assert json.loads(spec.dumps()) == spec.to_json()
+    assert spec.dumps().startswith('{\n  "name": "my_op",\n  "schema"')
+    assert spec.dumps().endswith('"opkit_version": "9.9"\n}\n')
+    assert spec_from_json(spec.to_json()) == spec
+    assert spec_from_json(spec.to_json()).opkit_version == "9.9"
+    bare = make_spec("my_op", opkit_version="1.0")
+    assert list(bare.to_json()) == ["name", "schema", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "opkit_version"]
+    assert spec_from_json(bare.to_json()) == bare
+
+
+def test_spec_from_json_fills_optional_keys():
+    data = make_spec("my_op", schema="my_op(Tensor(a!) x) -> ()").to_json()
+    del data["out_like"], data["opkit_version"]
+    spec = spec_from_json(data)
+    assert (spec.out_like, spec.op_type, spec.descriptor_dtypes, spec.outputs, spec.yaml_entry) == ("", "", (), (), "")
+    from opkit import __version__
+
+    assert spec.opkit_version == __version__
+
+
+def test_a_kept_yaml_entry_is_canonical_json_text():
+    entry = {"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version", "note": "ü"}
+    assert make_spec("my_op", yaml_entry=entry).yaml_entry == '{"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version", "note": "ü"}'
+    assert make_spec("my_op", yaml_entry=json.dumps(entry)).yaml_entry == '{"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version", "note": "ü"}'
+    assert make_spec("my_op", yaml_entry={}).yaml_entry == ""
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"style": 3}, "W: style: 3 is not one of ['op-plugin', 'custom-op', 'library']"),
+        ({"outputs": {"out": {"size": "[x.a]"}}}, "W: outputs: --output 'out=size:[x.a]', column 11: 'x.a' is not ARG.N (a tensor's dim), ARG (an int argument) or an int >= 0 (write NAME=like:ARG[,size:[ARG.N, ARG, 8]|size:ARG][,dtype:DTYPE], e.g. rstd=size:[x.0, 1],dtype:float32)"),
+        ({"vendor": "customize"}, "W: vendor: 'customize' should not be valid under {'const': 'customize'}"),
+        ({"out_like": ""}, "--out-like: no input to size the outputs from; use one of: x"),
+    ],
+)
+def test_spec_from_json_refusals(change, message):
+    data = {**make_spec("my_op").to_json(), **change}
+    with pytest.raises(SpecError) as err:
+        spec_from_json(data, where="W")
+    assert str(err.value) == message
+
+
+def test_spec_from_json_names_opkit_json_by_default():
+    with pytest.raises(SpecError, match=r"^opkit\.json: \(top level\): 'schema' is a required property$"):
+        spec_from_json({"name": "x"})
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{", "{path}:1:2: not valid JSON: Expecting property name enclosed in double quotes"),
+        ('{"name": 1, "name": 2}', "{path}: key 'name' is given twice; keep one"),
+        ("[" * 5000, "{path} is nested too deeply to read"),
+        ('{"name": "x"}', "{path}: (top level): 'schema' is a required property"),
+        (b"\xff\xfe\x00", "cannot read {path}: binary file (contains NUL bytes)"),
+        (None, "cannot read {path}: cannot read: No such file or directory"),
+    ],
+)
+def test_load_spec_refusals(tmp_path, content, message):
+    path = tmp_path / "opkit.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(SpecError) as err:
+        load_spec(tmp_path)
+    assert str(err.value) == message.format(path=os.path.join(tmp_path, "opkit.json"))
+
+
+def test_load_spec_reads_what_was_written(tmp_path):
+    spec = make_spec("my_op", schema="my_op(Tensor x, Tensor y) -> Tensor", out_like="y", soc="ascend310p3")
+    (tmp_path / "opkit.json").write_text(spec.dumps())
+    assert load_spec(tmp_path) == spec
+
+
+# -- refusals --------------------------------------------------------------------------------------------
+
+class Prefix(str):
+    """The message starts so (the rest is a long list, or tested in full elsewhere)."""
+
+
+LIB = "; use --style library: opkit new my_op --style library --schema"
+REFUSALS = [
+    (dict(name="bad name"), f"op name 'bad name' {IDENT}"),
+    (dict(name="my_op", style="weird"), "unknown style 'weird': choose one of op-plugin, custom-op, library"),
+    (dict(name="my_op", schema="my_op(Tensor x) -> Tensor", inplace=True), "--inplace was given but the schema mutates no argument; annotate the written one Tensor(a!)"),
+    (dict(name="my_op", schema="other(Tensor x) -> Tensor"), "the schema names the op 'other', but NAME is 'my_op'"),
+    (
+        dict(name="my_op", schema="my_op(Tensor x, Dimname d) -> Tensor"),
+        "cannot generate my_op: Dimname: torch 2.13's torchgen no longer parses Dimname: take the dimension as an int. "
+        "Corrected schema: my_op(Tensor x, int d) -> Tensor (opkit new my_op --schema 'my_op(Tensor x, int d) -> Tensor')",
+    ),
+    (
+        dict(name="my_op", schema="my_op(Tensor x, int[] s=[1, 1]) -> Tensor"),
+        "bad schema 'my_op(Tensor x, int[] s=[1, 1]) -> Tensor': default of 'int[] s=[1, 1]' contains spaces [op-plugin schema, column 17] "
+        "(hint: op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]); torch.library takes it: "
+        "use --style library: opkit new my_op --style library --schema 'my_op(Tensor x, int[] s=[1, 1]) -> Tensor'",
+    ),
+    (dict(name="my_op", schema="my_op(Tensor x, int lambda) -> Tensor"), "argument name 'lambda' is a Python keyword, which PyTorch cannot take as a parameter name (opcheck, torch.fx); rename it, e.g. lambda_"),
+    (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor lambda)", style="library"), Prefix("return name 'lambda' is a Python keyword")),
+    (dict(name="my_op", namespace="mylib"), "op-plugin registers custom ops in the 'npu' namespace, not 'mylib'; use --style custom-op or --style library for another namespace"),
+    (dict(name="my_op", style="library", namespace="bad-ns"), f"namespace 'bad-ns' {IDENT}"),
+    (dict(name="my_op", schema="ns1::my_op(Tensor x) -> Tensor", style="library", namespace="ns2"), "the schema's namespace 'ns1' differs from --namespace 'ns2'"),
+    (dict(name="my_op", op_type="swiGlu"), "--op-type 'swiGlu' is not UpperCamelCase (e.g. SwiGlu)"),
+    (dict(name="my_op", op_type="Swi_Glu"), "--op-type 'Swi_Glu' is not UpperCamelCase (e.g. SwiGlu)"),
+    (dict(name="my_op", dtypes="float17"), "unknown msOpGen dtype 'float17'; known: bf16, bfloat16, bool, complex128, complex32, complex64, double, float, float16, float32, fp16, fp32, half, int16, int2, int32, int64, int8, qint16, qint32, qint8, quint16, quint8, resource, string, uint1, uint16, uint32, uint64, uint8"),
+    (dict(name="my_op", dtypes="float;x=float17"), Prefix("unknown msOpGen dtype 'float17'")),
+    (dict(name="my_op", outputs="out=dtype:float17"), Prefix("unknown msOpGen dtype 'float17'")),
+    (dict(name="my_op", formats=""), "no formats given"),
+    (dict(name="my_op", formats="XYZ"), Prefix("unknown msOpGen format 'XYZ'; known: BN_WEIGHT, C1HWNC0")),
+    (dict(name="my_op", soc=""), "no SoC given"),
+    (dict(name="my_op", soc="ascend910b"), "SoC 'ascend910b' makes msOpGen target the first-generation Ascend 910; name the variant, e.g. ascend910b1 … ascend910b4"),
+    (dict(name="my_op", soc="ascend910b1,foo"), "unknown SoC version 'foo'; e.g. ascend910b1, ascend910b2, ascend910b3, ascend910b4, ascend910_9391, ascend310p3, ascend950pr"),
+    (dict(name="my_op", vendor="customize"), "vendor 'customize' is msOpGen's default: packages sharing it overwrite each other; choose a project-specific name"),
+    (dict(name="my_op", vendor="bad vendor"), f"vendor name 'bad vendor' {IDENT}"),
+    (dict(name="my_op", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: out"),
+    (dict(name="my_op", schema="my_op(Tensor(a!) x) -> ()", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: none"),
+    (dict(name="my_op", outputs="out=like:x;out=like:x"), "--output 'out' is given twice; keep one rule per output"),
+    (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor a, Tensor b)", outputs="a=like:x;b=like:x;b=dtype:int8"), "--output 'b' is given twice; keep one rule per output"),
+    (dict(name="my_op", outputs="out=like:"), Prefix("--output 'out=like:', column 10: like:'' is not an argument name")),
+    (dict(name="my_op", outputs="out=size:[q.0]"), "--output 'out=size:[q.0]', column 11: q.0 (q is not an argument); ARG.N takes the dims of x"),
+    (dict(name="my_op", outputs="out=like:y"), "--output out=like: 'y' is not an argument of the schema; use one of: x"),
+    (dict(name="my_op", outputs="out=dtype:int8", out_like="y"), "--out-like 'y' is not an argument of the schema; use one of: x"),
+    (dict(name="my_op", out_like="q"), "--out-like 'q' is not an argument of the schema; use one of: x"),
+    (dict(name="my_op", schema="my_op(Tensor(a!) x) -> ()", out_like="q"), "--out-like 'q' is not an argument of the schema"),
+    (dict(name="my_op", outputs="out=dtype:int32", dtypes="out=float;float16"), "--output out has dtype int32, but --dtypes gives out float; drop one"),
+    (dict(name="my_op", dtypes="x=float,float16;out=float"), "--dtypes: column i of every descriptor is one supported combination, so all need the same number of dtypes (x: 2, out: 1)"),
+    (dict(name="my_op", dtypes="x=float,float16;out=float", formats="ND,NCHW"), "--dtypes: column i of every descriptor is one supported combination, so all need the same number of dtypes (x: 2, out: 1)"),
+    (dict(name="my_op", dtypes="q=float"), "--dtypes names 'q', which is not an input or output; descriptors: out, x"),
+    (dict(name="my_op", style="custom-op", schema="my_op.ov(Tensor x) -> Tensor"), f"custom_op ops have no overload name ('.ov'){LIB} 'my_op.ov(Tensor x) -> Tensor'"),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x) -> (Tensor a)"), f"custom_op cannot name returns{LIB} 'my_op(Tensor x) -> (Tensor a)'"),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor! x) -> ()"), f"custom_op infers Tensor(a!) from mutates_args and cannot spell 'Tensor!'{LIB} 'my_op(Tensor! x) -> ()'"),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int[] s=[1]) -> Tensor"), f"custom_op cannot infer a list default ('int[] s=[1]'){LIB} 'my_op(Tensor x, int[] s=[1]) -> Tensor'"),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, Scalar s) -> Tensor"), f"custom_op cannot infer 'Scalar' from a Python annotation{LIB} 'my_op(Tensor x, Scalar s) -> Tensor'"),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, ScalarType s) -> Tensor"), Prefix(f"custom_op cannot infer 'ScalarType' from a Python annotation{LIB}")),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, Tensor?[] s) -> Tensor"), Prefix(f"custom_op cannot infer 'Tensor?[]' from a Python annotation{LIB}")),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Mean) -> Tensor"), Prefix(f"custom_op cannot infer the enum default of 'int r=Mean'{LIB}")),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int d=long) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int d=long'")),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int? d=float) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int? d=float'")),
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, ScalarType? d=long) -> Tensor"), Prefix("custom_op cannot infer 'ScalarType?' from a Python annotation")),
+    (
+        dict(name="my_op", schema="my_op(Tensor x, *, Tensor(a!) out) -> Tensor(a!)"),
+        "cannot generate my_op: it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; "
+        "return () or fresh tensors. Corrected schema: my_op(Tensor x) -> Tensor (opkit new my_op --schema 'my_op(Tensor x) -> Tensor')",
+    ),
+    (dict(name="my_op", yaml_entry={"fun": 1}), "a kept yaml entry is a mapping with a func"),
+    (dict(name="my_op", yaml_entry='["x"]'), "a kept yaml entry is a mapping with a func"),
+    (dict(name="my_op", schema="my_op(Tensor x, Tensor x) -> Tensor", style="library"), Prefix("the schema fails `opkit lint` S")),
+]
+
+
+@pytest.mark.parametrize("options, message", REFUSALS)
+def test_make_spec_refusals(options, message):
+    with pytest.raises(SpecError) as err:
+        make_spec(**options)
+    if isinstance(message, Prefix):
+        assert str(err.value).startswith(message)
+    else:
+        assert str(err.value) == message
+
+
+def test_validate_refuses_a_lone_surrogate_with_its_position():
+    data = {**make_spec("my_op").to_json(), "schema": "my_op(Tensor x\udc80) -> Tensor"}
+    with pytest.raises(SpecError) as err:
+        spec_from_json(data)
+    assert str(err.value) == "the schema is not valid text: undecodable character at position 15"
+
+
+def test_a_schema_lint_refuses_is_named_with_its_code():
+    with pytest.raises(SpecError) as err:
+        make_spec("my_op", schema="my_op(Tensor x, Tensor x) -> Tensor", style="library")
+    assert str(err.value).startswith(Prefix("the schema fails `opkit lint` S"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=1) -> Tensor"),
+        dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int[] s) -> Tensor"),
+        dict(name="my_op", style="custom-op", schema="my_op(Tensor x, float a=1.5, bool b=False, str s=\"long\") -> Tensor"),
+        dict(name="my_op", style="custom-op", schema="my_op(Tensor(a!) x, Tensor? y=None) -> ()"),
+        dict(name="my_op", style="library", schema="my_op.ov(Tensor x) -> (Tensor a)"),
+        dict(name="my_op", schema="my_op(Tensor x, int[1] s=1) -> Tensor"),
+    ],
+)
+def test_accepted(options):
+    assert make_spec(**options).name == "my_op"
+
+
+# -- OpType clashes -------------------------------------------------------------------------------------------
+
+
+def test_op_type_warnings():
+    assert op_type_warnings("scale", "Scale", []) == ["OpType Scale is a CANN built-in op: installing this package shadows it; choose another with --op-type"]
+    assert op_type_warnings("a", "T", [("a", "T", "x"), ("b", "T", ""), ("c", "T", "p/opkit.json"), ("d", "U", "")]) == [
+        "OpType T is also the OpType of b: one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
+        "OpType T is also the OpType of c (p/opkit.json): one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
+    ]
+
+
+def test_op_type_clashes_with_other_specs_and_neighbours(tmp_path, monkeypatch):
+    scale_ = make_spec("scale_", inplace=True)
+    mine = make_spec("my_scale", op_type="Scale")
+    assert op_type_clashes(mine) == ["OpType Scale is a CANN built-in op: installing this package shadows it; choose another with --op-type"]
+    assert op_type_clashes(mine, (scale_, make_spec("other"))) == [
+        "OpType Scale is a CANN built-in op: installing this package shadows it; choose another with --op-type",
+        "OpType Scale is also the OpType of scale_: one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
+    ]
+    monkeypatch.chdir(tmp_path)
+    for name, text in [
+        ("a", make_spec("my_add").dumps()),
+        ("b", make_spec("my_add2", op_type="MyAdd", style="library").dumps()),
+        ("c", "{broken"),
+        ("d", '{"schema": "x(Tensor x) -> Tensor"}'),
+        ("e", '{"style": "op-plugin"}'),
+        ("target", make_spec("target_op").dumps()),
+    ]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "opkit.json").write_text(text)
+    (tmp_path / "f").mkdir()  # no opkit.json
+    assert op_types_beside(tmp_path / "target") == [
+        ("my_add", "MyAdd", os.path.join("a", "opkit.json")),
+        ("my_add2", "MyAdd", os.path.join("b", "opkit.json")),
+        ("x", "X", os.path.join("d", "opkit.json")),
+    ]
+    assert op_type_clashes(make_spec("add3", op_type="MyAdd"), beside=tmp_path / "target") == [
+        "OpType MyAdd is also the OpType of my_add (a/opkit.json): one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
+        "OpType MyAdd is also the OpType of my_add2 (b/opkit.json): one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
+    ]
+    assert op_types_beside(tmp_path / "missing" / "deeper") == []
