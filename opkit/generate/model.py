@@ -164,8 +164,10 @@ class OutputAlloc:
 
     @property
     def yaml_dtype(self) -> str:
-        if self.dtype:
-            return msopgen.ATEN_DTYPES.get(msopgen.DTYPES[self.dtype], self.like)
+        """``dtype:``'s ATen constant; like's dtype without one, or for a dtype ATen has no constant for (int2, ...)."""
+        aten = msopgen.ATEN_DTYPES.get(msopgen.DTYPES[self.dtype]) if self.dtype else None
+        if aten:
+            return aten
         return f"{self.like}[0].scalar_type()" if self.like_is_list else self.like
 
 
