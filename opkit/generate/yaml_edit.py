@@ -250,8 +250,10 @@ def _entry_op_type(item: yaml.Node) -> tuple[str | None, str | None]:
 
 
 def _is_empty(node: yaml.Node) -> bool:
+    """A null scalar ('custom:', '~', 'null', '!!null ""': the composer resolves them all) or '[]'.
+    A scalar tagged otherwise (``!!str ~``) is a value, not an empty section."""
     if isinstance(node, yaml.ScalarNode):
-        return node.tag == "tag:yaml.org,2002:null" or (node.style is None and node.value in ("", "~", "null", "Null", "NULL"))
+        return node.tag == "tag:yaml.org,2002:null"
     return isinstance(node, yaml.SequenceNode) and not node.value
 
 

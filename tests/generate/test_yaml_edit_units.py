@@ -186,6 +186,7 @@ def test_a_cann_builtin_optype_is_not_a_clash_here(tmp_path):
         (b"custom: 3\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
         (b"custom: '~'\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
         (b"custom: ''\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
+        (b"custom: !!str ~\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
         (
             b"custom:\n  - func: b(Tensor x) -> Tensor\n    note: |+\n      text\n",
             "{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)",
