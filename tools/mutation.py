@@ -31,7 +31,7 @@ SUITES = {
     "opkit/signature.py": ["tests/signature", "tests/generate/test_artifacts_literal.py", "tests/lint/test_signature_properties.py"],
     "opkit/generate/spec.py": ["tests/generate/test_spec_units.py", "tests/generate/test_refusals_units.py"],
     "opkit/generate/model.py": ["tests/generate/test_model_units.py"],
-    "opkit/generate/outputs.py": ["tests/generate/test_outputs_units.py", "tests/generate/test_spec_units.py"],
+    "opkit/generate/outputs.py": ["tests/generate/test_outputs_units.py"],
     "opkit/generate/refusals.py": ["tests/generate/test_refusals_units.py"],
     "opkit/generate/yaml_edit.py": ["tests/generate/test_yaml_edit_units.py"],
     "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],

@@ -215,7 +215,7 @@ def shape_problem(sig: OpSignature, rule: OutputRule) -> str | None:
     tensors = sizing_tensors(sig)
     ints = [a.name for a in sig.arguments if _is_size_int(a)]
     for dim in rule.shape or ():
-        arg = sig.argument(dim.arg) if dim.arg else None
+        arg = sig.argument(dim.arg)  # None for a literal: no argument has an empty name
         at = f"{where}, column {dim.column}" if dim.column else where
         if dim.kind == "dim" and (arg is None or not can_size_outputs(arg)):
             what = "is not an argument" if arg is None else f"is a {arg.type}, not a Tensor or Tensor[]"
@@ -235,5 +235,5 @@ def default_out_like(sig: OpSignature) -> str:
     candidates = [a for a in sig.arguments if can_size_outputs(a) and not a.type.is_list]
     unwritten = [a for a in candidates if not a.is_mutated]
     lists = [a for a in sig.arguments if can_size_outputs(a) and a.type.is_list]
-    chosen = (unwritten or candidates or lists)[:1]
+    chosen = unwritten or candidates or lists
     return chosen[0].name if chosen else ""

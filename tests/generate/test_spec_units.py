@@ -291,6 +291,7 @@ REFUSALS = [
     (dict(name="my_op", dtypes="float17"), "unknown msOpGen dtype 'float17'; known: bf16, bfloat16, bool, complex128, complex32, complex64, double, float, float16, float32, fp16, fp32, half, int16, int2, int32, int64, int8, qint16, qint32, qint8, quint16, quint8, resource, string, uint1, uint16, uint32, uint64, uint8"),
     (dict(name="my_op", dtypes="float;x=float17"), Prefix("unknown msOpGen dtype 'float17'")),
     (dict(name="my_op", outputs="out=dtype:float17"), Prefix("unknown msOpGen dtype 'float17'")),
+    (dict(name="my_op", dtypes=[]), "no dtypes given"),
     (dict(name="my_op", formats=""), "no formats given"),
     (dict(name="my_op", formats="XYZ"), Prefix("unknown msOpGen format 'XYZ'; known: BN_WEIGHT, C1HWNC0")),
     (dict(name="my_op", soc=""), "no SoC given"),
@@ -368,6 +369,8 @@ def test_validate_refuses_a_lone_surrogate_with_its_position():
         dict(name="my_op", style="custom-op", schema="my_op(Tensor(a!) x, Tensor? y=None) -> ()"),
         dict(name="my_op", style="library", schema="my_op.ov(Tensor x) -> (Tensor a)"),
         dict(name="my_op", schema="my_op(Tensor x, int[1] s=1) -> Tensor"),
+        # msopgen.md: float, fp32 and float32 are all DT_FLOAT, so the rule and the columns agree
+        dict(name="my_op", dtypes="float;out=fp32", outputs="out=dtype:float32"),
     ],
 )
 def test_accepted(options):
