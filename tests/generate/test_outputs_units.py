@@ -109,6 +109,12 @@ def test_dim_prints_as_written():
         ("o=size:[x.0,, 2]", 13, "'' is not ARG.N (a tensor's dim), ARG (an int argument) or an int >= 0"),
         ("o=size:[-1]", 9, "'-1' is not ARG.N (a tensor's dim), ARG (an int argument) or an int >= 0"),
         ("o=size:[x.a]", 9, "'x.a' is not ARG.N (a tensor's dim), ARG (an int argument) or an int >= 0"),
+        # the first unmatched bracket is named: a surplus ']' at its first place
+        ("o=size:[x.0]]", 12, "unbalanced '[' ']'"),
+        ("o=like:x=y", 8, "like:'x=y' is not an argument name"),
+        # commas inside brackets, nested or after an earlier bracket, do not split items
+        ("o=size:[[1],2]", 8, "size:'[[1],2]' is not [D, ...] or the name of an int[] argument"),
+        ("o=size:[1],like:[a, b]", 17, "like:'[a, b]' is not an argument name"),
     ],
 )
 def test_malformed_rules_name_the_column(text, column, problem):
