@@ -130,13 +130,13 @@ def parse_rule(text: str) -> OutputRule:
         if key in fields:
             fail(at, f"{key}: is given twice; keep one")
         fields[key] = _stripped(value, at + len(item) - len(value))
-    like, _ = fields.get("like", ("", 0))
-    dtype, _ = fields.get("dtype", ("", 0))
-    size, size_at = fields.get("size", ("", 0))
+    values = {key: value for key, (value, _) in fields.items()}
+    like, dtype = values.get("like", ""), values.get("dtype", "")
     if "like" in fields and not naming.IDENTIFIER_RE.match(like):
         fail(fields["like"][1], f"like:{like!r} is not an argument name")
     shape, size_arg = None, ""
     if "size" in fields:
+        size, size_at = fields["size"]
         if size.startswith("[") and size.endswith("]") and size.count("[") == 1:
             shape = _shape(size, size_at, fail)
         elif naming.IDENTIFIER_RE.match(size):

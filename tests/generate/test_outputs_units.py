@@ -112,6 +112,7 @@ def test_dim_prints_as_written():
         # the first unmatched bracket is named: a surplus ']' at its first place
         ("o=size:[x.0]]", 12, "unbalanced '[' ']'"),
         ("o=like:x=y", 8, "like:'x=y' is not an argument name"),
+        ("o=like:x:y", 8, "like:'x:y' is not an argument name"),
         # commas inside brackets, nested or after an earlier bracket, do not split items
         ("o=size:[[1],2]", 8, "size:'[[1],2]' is not [D, ...] or the name of an int[] argument"),
         ("o=size:[1],like:[a, b]", 17, "like:'[a, b]' is not an argument name"),
