@@ -403,9 +403,8 @@ class ProjectModel:
             else:
                 continue
             name = f"{a.name}_value"
-            while name in taken:
+            while name in taken:  # two new names never collide: each is its own argument's name + '_value' + '_'s
                 name += "_"
-            taken.add(name)
             params.append(NewParam(a.name, name, expression))
         return tuple(params)
 

@@ -358,3 +358,25 @@ def test_the_msopgen_document_is_a_list_of_one_op():
     assert model.msopgen_document == document
     assert model.msopgen_json == json.dumps(document, indent=4) + "\n"
     assert (model.soc_families, model.compute_unit) == (("ascend310p",), "ai_core-ascend310p3")
+
+
+def test_annotations_of_list_attrs_and_a_keyword_named_operand():
+    model = ProjectModel(make_spec("f", schema="f(Tensor x, Tensor template, float[] fs, bool[] bs, str[] ss, ScalarType t, Tensor[]? zs=None) -> Tensor", style="library"))
+    assert [(p.name, p.annotation) for p in model.parameters] == [
+        ("x", "torch.Tensor"),
+        ("template", "torch.Tensor"),
+        ("fs", "list[float]"),
+        ("bs", "list[bool]"),
+        ("ss", "list[str]"),
+        ("t", "torch.dtype"),
+        ("zs", "Optional[list[torch.Tensor]]"),
+    ]
+    # a C++ keyword as an operand: the kernel's parameter gets a trailing '_'
+    assert model.kernel_parameters == ("x", "template_", "zs", "out", "workspace", "tiling")
+    assert [model.input_shape(i) for i in range(3)] == ["context->GetInputShape(0)", "context->GetInputShape(1)", "context->GetDynamicInputShape(2, 0)"]  # Tensor[]? is dynamic too
+
+
+def test_tiling_skips_optional_inputs():
+    model = ProjectModel(make_spec("f", schema="f(Tensor? y, Tensor(a!)[] x) -> ()"))
+    assert model.tiling_input == 1
+    assert model.infer_rules == (OutputAlloc("x", "x", like_index=1, like_dynamic=True),)
