@@ -155,12 +155,12 @@ def test_a_long_func_is_never_folded():
 
 
 def test_an_entry_whose_optype_another_custom_op_calls_is_added_with_a_warning(tmp_path):
-    original = b"official:\n  - func: o(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS, x\n  - 3\n  - func: t(Tensor x) -> Tensor\n  - func: u.ov(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n  - func: v(Tensor x) -> Tensor\n    gen_opapi: [exec]\n  - gen_opapi:\n      exec: aclnnS\n"
+    original = b"official:\n  - func: o(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS, x\n  - 3\n  - func: t(Tensor x) -> Tensor\n  - func: u.ov(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n  - func: v(Tensor x) -> Tensor\n    gen_opapi: [exec]\n  - gen_opapi:\n      exec: aclnnS\n  - func: w(Tensor x) -> Tensor\n    gen_opapi:\n      exec: [aclnnS]\n  - func: [s2]\n    gen_opapi:\n      exec: aclnnS\n"
     path = tmp_path / "op_plugin_functions.yaml"
     edit = _plan(tmp_path, original, GEN)
     shadow = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
     assert edit.clashes == (f"OpType S is also the OpType of s ({path}:6): {shadow}", f"OpType S is also the OpType of u ({path}:11): {shadow}")
-    assert edit.line == 19  # 17 lines, a blank one, then the entry
+    assert edit.line == 25  # 23 lines, a blank one, then the entry
     # another op of the same name (an overload) does not clash with itself; an entry without gen_opapi has no OpType
     assert _plan(tmp_path, original, {**GEN, "func": "s.two(Tensor x) -> Tensor"}).clashes == (f"OpType S is also the OpType of u ({path}:11): {shadow}",)
     assert _plan(tmp_path, original, ENTRY).clashes == ()
