@@ -418,3 +418,33 @@ def test_op_type_clashes_with_other_specs_and_neighbours(tmp_path, monkeypatch):
         "OpType MyAdd is also the OpType of my_add2 (b/opkit.json): one OpType, two kernels, and the package installed last shadows the other; give one --op-type",
     ]
     assert op_types_beside(tmp_path / "missing" / "deeper") == []
+
+
+def test_neighbours_are_read_in_their_own_dialect_and_as_utf8(tmp_path):
+    import locale
+
+    neighbours = {
+        # only the op-plugin dialect takes an enum default; only torch.library takes a default with spaces
+        "a": {"name": "npu_a", "style": "op-plugin", "schema": "npu_a(Tensor x, int d=Sum) -> Tensor"},
+        "b": {"name": "b", "style": "library", "schema": "b(Tensor x, int[] s=[1, 1]) -> Tensor"},
+        "c": {"name": "c", "style": "custom-op", "schema": 'c(Tensor x, str s="ü") -> Tensor', "op_type": "Cc"},
+    }
+    for name, data in neighbours.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "opkit.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # an ASCII locale: the file is still read as UTF-8
+    try:
+        found = op_types_beside(tmp_path / "target")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert [(n, t) for n, t, _ in found] == [("npu_a", "A"), ("b", "B"), ("c", "Cc")]
+
+
+def test_clashes_combine_other_specs_and_neighbours_but_not_the_op_itself(tmp_path):
+    for name, spec in [("a", make_spec("my_add")), ("b", make_spec("my_add2", op_type="MyAdd"))]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "opkit.json").write_text(spec.dumps())
+    other = make_spec("my_add3", op_type="MyAdd")
+    warnings = op_type_clashes(make_spec("my_add"), (other,), beside=tmp_path / "target")
+    assert [w.split(":")[0] for w in warnings] == ["OpType MyAdd is also the OpType of my_add3", "OpType MyAdd is also the OpType of my_add2 (" + os.path.relpath(tmp_path / "b" / "opkit.json") + ")"]
