@@ -84,6 +84,13 @@ DIMNAME = "Dimname: torch 2.13's torchgen no longer parses Dimname: take the dim
             "--output 'out2=size:[],dtype:int64' --output 'out3=size:[],dtype:float32')",
         ),
         (
+            # a return type with no dtype of its own becomes a float32 0-dim tensor
+            "my_op(Tensor x) -> (Tensor, ScalarType)",
+            "library",
+            f"cannot generate my_op: it returns 'ScalarType': {SCALAR}. Corrected schema: my_op(Tensor x) -> (Tensor, Tensor) "
+            "(opkit new my_op --style library --schema 'my_op(Tensor x) -> (Tensor, Tensor)' --output 'out1=size:[],dtype:float32')",
+        ),
+        (
             "npu_dropout_gen_mask(int[] size, float p) -> Tensor",
             "op-plugin",
             f"cannot generate npu_dropout_gen_mask: {NO_INPUT}. Corrected schema: npu_dropout_gen_mask(Tensor self, int[] size, float p) -> Tensor "
