@@ -186,6 +186,12 @@ def test_corrected_carries_the_output_rules_and_whether_an_input_was_added():
     assert [str(o) for o in result.outputs] == ["b=size:[],dtype:bool", "a=size:shape"]
 
 
+def test_a_symint_list_sizes_a_factory_output():
+    result = corrected(_sig("my_fac(SymInt[] shape, int n) -> Tensor"))
+    assert str(result.signature) == "my_fac(Tensor self, SymInt[] shape, int n) -> Tensor"
+    assert [str(o) for o in result.outputs] == ["out=size:shape"]
+
+
 def test_in_place_name_keeps_its_underscore_in_the_library_dialect():
     assert corrected_schema(_sig("my_op_(Tensor(a!) x) -> Tensor(a!)", Dialect.TORCH_LIBRARY)) == "my_op_(Tensor(a!) x) -> ()"
     assert corrected_schema(_sig("my_op_(Tensor(a!) self) -> Tensor(a!)")) == "my_op(Tensor(a!) self) -> ()"
@@ -200,6 +206,11 @@ def test_dimname_refusal():
     assert dimname_refusal("a(Tensor x) -> Tensor", "op-plugin", Dialect.OP_PLUGIN) is None
     assert dimname_refusal("a(Tensor x, MyDimname d) -> Tensor", "op-plugin", Dialect.OP_PLUGIN) is None
     assert dimname_refusal("a(Tensor x, Dimname d -> Tensor", "op-plugin", Dialect.OP_PLUGIN) is None  # still no schema with int
+    # the int spelling must parse in the op's own dialect: only torch.library takes a default with spaces
+    assert dimname_refusal("a(Tensor x, Dimname d, int[] s=[1, 1]) -> Tensor", "op-plugin", Dialect.OP_PLUGIN) is None
+    assert str(dimname_refusal("a(Tensor x, Dimname d, int[] s=[1, 1]) -> Tensor", "library", Dialect.TORCH_LIBRARY)).endswith(
+        "Corrected schema: a(Tensor x, int d, int[] s=[1, 1]) -> Tensor (opkit new a --style library --schema 'a(Tensor x, int d, int[] s=[1, 1]) -> Tensor')"
+    )
     refused = dimname_refusal("a(Tensor x, Dimname d, Dimname[] e) -> Tensor", "custom-op", Dialect.TORCH_LIBRARY)
     assert str(refused) == f"cannot generate a: {DIMNAME}. Corrected schema: a(Tensor x, int d, int[] e) -> Tensor (opkit new a --style custom-op --schema 'a(Tensor x, int d, int[] e) -> Tensor')"
 
