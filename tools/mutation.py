@@ -57,6 +57,8 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.outputs.x__items__mutmut_6": "body + 'XX,XX': the item ending at that comma slices body past its end, i.e. the same last item",
     "opkit.generate.outputs.x_parse_rule__mutmut_21": "count('[') >= count(']') in the unbalanced branch: the counts differ there, so >= is >",
     "opkit.generate.refusals.x_library_suggestion__mutmut_6": "parse_schema(schema, None): every dialect but OP_PLUGIN parses as torch.library, and only success is read",
+    "opkit.generate.refusals.x_corrected__mutmut_1": "changed = None: only read as `if not changed`, where None is False",
+    "opkit.generate.refusals.x_corrected__mutmut_49": "overload=None: the corrected signature prints the same without an overload, and is parsed back from that text",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 

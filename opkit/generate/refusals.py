@@ -48,13 +48,11 @@ def library_suggestion(schema: str, name: str, style: str) -> str:
     return f"; torch.library takes it: use --style library: {library_command(name, schema)}"
 
 
-def _command(style: str, fixed: str, outputs: tuple[OutputRule, ...]) -> str:
-    fixed_name = fixed.split("(", 1)[0].split(".", 1)[0].rsplit("::", 1)[-1]
-    return new_command(fixed_name, fixed, style=style if style != default_style(fixed_name) else "", outputs=outputs)
-
-
-def _refused(schema: str, style: str, reasons: list[str], fixed: str, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
-    return SpecError(f"cannot generate {schema.split('(', 1)[0]}: {'; '.join(reasons)}. Corrected schema: {fixed} ({_command(style, fixed, outputs)})")
+def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
+    """The refusal of ``schema``, with ``fixed`` as written and the command that generates it (``--style`` only
+    where the corrected name would not get ``style`` by default)."""
+    command = new_command(fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
+    return SpecError(f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text} ({command})")
 
 
 def dimname_refusal(schema: str, style: str, dialect: Dialect) -> SpecError | None:
@@ -63,10 +61,10 @@ def dimname_refusal(schema: str, style: str, dialect: Dialect) -> SpecError | No
         return None
     fixed = re.sub(r"\bDimname\b", "int", schema)
     try:
-        parse_schema(fixed, dialect)
+        fixed_sig = parse_schema(fixed, dialect)
     except SchemaError:
         return None
-    return _refused(schema, style, [f"Dimname: {REFUSED_TYPES['Dimname']}"], fixed)
+    return _refused(schema, style, [f"Dimname: {REFUSED_TYPES['Dimname']}"], fixed_sig)
 
 
 def _sized_by(arguments: list[Argument]) -> str:
@@ -163,4 +161,4 @@ def refusal(sig: OpSignature, schema: str, style: str) -> SpecError | None:
         reasons.append(f"it returns {', '.join(scalars)}: {NON_TENSOR_RETURN}")
     if result.adds_input:
         reasons.append(NO_TENSOR_INPUT)
-    return _refused(schema, style, reasons, str(result.signature), result.outputs)
+    return _refused(schema, style, reasons, result.signature, result.outputs)

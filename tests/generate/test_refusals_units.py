@@ -62,6 +62,18 @@ DIMNAME = "Dimname: torch 2.13's torchgen no longer parses Dimname: take the dim
             f"cannot generate my_view: {VIEW}. Corrected schema: my_view(Tensor self) -> Tensor (opkit new my_view --schema 'my_view(Tensor self) -> Tensor')",
         ),
         (
+            # an overload keeps its name in the corrected schema; the command names the op
+            "my_view.ov(Tensor(a) self, Generator? g=None) -> Tensor(a)",
+            "op-plugin",
+            f"cannot generate my_view.ov: {VIEW}; {GENERATOR}. Corrected schema: my_view.ov(Tensor self) -> Tensor (opkit new my_view --schema 'my_view.ov(Tensor self) -> Tensor')",
+        ),
+        (
+            "my_op(Tensor x) -> (Tensor[], int)",
+            "library",
+            f"cannot generate my_op: it returns 'int': {SCALAR}. Corrected schema: my_op(Tensor x) -> (Tensor[], Tensor) "
+            "(opkit new my_op --style library --schema 'my_op(Tensor x) -> (Tensor[], Tensor)' --output 'out1=size:[],dtype:int64')",
+        ),
+        (
             "my_op(Tensor(a!) x, Tensor(b) y) -> (Tensor(a!), Tensor(b))",
             "library",
             f"cannot generate my_op: {MUTATED}; {VIEW}. Corrected schema: my_op(Tensor(a!) x, Tensor y) -> Tensor (opkit new my_op --style library --schema 'my_op(Tensor(a!) x, Tensor y) -> Tensor')",
