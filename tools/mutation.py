@@ -59,6 +59,7 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.refusals.x_library_suggestion__mutmut_6": "parse_schema(schema, None): every dialect but OP_PLUGIN parses as torch.library, and only success is read",
     "opkit.generate.refusals.x_corrected__mutmut_1": "changed = None: only read as `if not changed`, where None is False",
     "opkit.generate.refusals.x_corrected__mutmut_49": "overload=None: the corrected signature prints the same without an overload, and is parsed back from that text",
+    "opkit.generate.spec.x_op_types_beside__mutmut_16": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 
