@@ -94,6 +94,12 @@ LAYOUTS = [
         b"custom:\n  - func: b(Tensor x) -> Tensor\n    tags: [a, b]\n  - [c]\n\n" + ADDED,
         6,
     ),
+    # a block scalar ends at column 0 of the next line: the entry goes after its last line, before the next section
+    (
+        b"custom:\n  - func: b(Tensor x) -> Tensor\n    note: |\n      text\nsymint: []\n",
+        b"custom:\n  - func: b(Tensor x) -> Tensor\n    note: |\n      text\n\n" + ADDED + b"symint: []\n",
+        6,
+    ),
     # the file's own line endings and BOM
     (
         b"\xef\xbb\xbfcustom:\r  - func: b(Tensor x) -> Tensor\r    op_api: all_version\r",
@@ -266,6 +272,19 @@ def test_add_entry_writes_keeping_the_mode_and_check_writes_nothing(tmp_path):
     again = add_entry(str(path), ENTRY)
     assert (again.status, again.line) == ("present", 2)
     assert path.read_bytes() == b"custom:\n" + ADDED
+
+
+def test_add_entry_refuses_what_it_cannot_write(tmp_path):
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_bytes(b"custom: ~\n")
+    os.chmod(path, 0o444)
+    with pytest.raises(YamlEditError) as err:
+        add_entry(path, ENTRY)
+    assert str(err.value) == f"{path} is read-only; make it writable (chmod u+w) to add the entry"
+    assert path.read_bytes() == b"custom: ~\n"
+    with pytest.raises(YamlEditError) as err:
+        add_entry(tmp_path, ENTRY)
+    assert str(err.value) == f"{tmp_path} is not a regular file (a directory)"
 
 
 def test_line_helpers():
