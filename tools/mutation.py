@@ -60,6 +60,8 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.refusals.x_corrected__mutmut_1": "changed = None: only read as `if not changed`, where None is False",
     "opkit.generate.refusals.x_corrected__mutmut_49": "overload=None: the corrected signature prints the same without an overload, and is parsed back from that text",
     "opkit.generate.spec.x_op_types_beside__mutmut_16": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
+    "opkit.generate.yaml_edit.xǁ_FileTextǁencode__mutmut_7": "text.encode('UTF-8'): the same codec as 'utf-8'",
+    "opkit.generate.yaml_edit.x_check_entry__mutmut_11": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 

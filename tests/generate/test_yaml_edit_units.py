@@ -59,6 +59,12 @@ LAYOUTS = [
         5,
     ),
     (b"official: []\nsymint: [a]\ncustom:\n", b"official: []\nsymint: [a]\ncustom:\n" + ADDED, 4),
+    # an indented top level: the dash sits as far from its section key as in the first block list
+    (
+        b"  official:\n      - func: a(Tensor x) -> Tensor\n  custom:\n",
+        b"  official:\n      - func: a(Tensor x) -> Tensor\n  custom:\n      - func: my_op(Tensor x) -> Tensor\n        op_api: all_version\n",
+        4,
+    ),
     (
         b"custom:\n    - func: b(Tensor x) -> Tensor\n      op_api: all_version\n",
         b"custom:\n    - func: b(Tensor x) -> Tensor\n      op_api: all_version\n\n    - func: my_op(Tensor x) -> Tensor\n      op_api: all_version\n",
