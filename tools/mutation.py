@@ -62,6 +62,7 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.spec.x_op_types_beside__mutmut_16": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
     "opkit.generate.yaml_edit.xǁ_FileTextǁencode__mutmut_7": "text.encode('UTF-8'): the same codec as 'utf-8'",
     "opkit.generate.yaml_edit.x_check_entry__mutmut_11": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
+    "opkit.generate.yaml_edit.x_emit_entry__mutmut_2": "YAML(typ=None): ruamel's default typ is 'rt'",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 

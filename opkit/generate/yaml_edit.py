@@ -15,6 +15,7 @@ import codecs
 import io
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,8 +133,8 @@ def emit_entry(entry: dict, *, dash: int, key: int) -> str:
     from ruamel.yaml import YAML
 
     emitter = YAML(typ="rt")
-    emitter.width = 1 << 16  # never fold a long func
-    emitter.indent(mapping=2, sequence=4, offset=2)
+    emitter.width = sys.maxsize  # never fold a long func
+    emitter.indent(sequence=4)  # keys at column 4 (mappings nest by 2, the default); the dash is placed below
     buf = io.StringIO()
     emitter.dump({SECTION: [entry]}, buf)
     first, *rest = buf.getvalue().splitlines()[1:]  # drop 'custom:'; the dash sits at column 2, the keys at 4
@@ -262,11 +263,11 @@ def _check_loads_back(path: Path, old_text: str, new_text: str, entry: dict) -> 
     expected = _parsed(path, old_text)
     expected[SECTION] = list(expected.get(SECTION) or []) + [entry]
     try:
-        actual = yamlio.load(new_text)
-    except (yaml.YAMLError, yamlio.TooLarge) as exc:
-        actual = exc
-    if actual != expected:
-        raise YamlEditError(f"{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)")
+        if yamlio.load(new_text) == expected:
+            return
+    except (yaml.YAMLError, yamlio.TooLarge):
+        pass
+    raise YamlEditError(f"{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)")
 
 
 def _entry_func(item: yaml.Node) -> str | None:

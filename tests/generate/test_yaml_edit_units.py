@@ -167,12 +167,12 @@ def test_a_long_func_is_never_folded():
 
 
 def test_an_entry_whose_optype_another_custom_op_calls_is_added_with_a_warning(tmp_path):
-    original = b"official:\n  - func: o(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS, x\n  - 3\n  - func: t(Tensor x) -> Tensor\n  - func: u.ov(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n  - func: v(Tensor x) -> Tensor\n    gen_opapi: [exec]\n  - gen_opapi:\n      exec: aclnnS\n  - func: w(Tensor x) -> Tensor\n    gen_opapi:\n      exec: [aclnnS]\n  - func: [s2]\n    gen_opapi:\n      exec: aclnnS\n"
+    original = b"official:\n  - func: o(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS, x\n  - 3\n  - func: t(Tensor x) -> Tensor\n  - func: u.ov(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n  - func: v(Tensor x) -> Tensor\n    gen_opapi: [exec]\n  - gen_opapi:\n      exec: aclnnS\n  - func: w(Tensor x) -> Tensor\n    gen_opapi:\n      exec: [aclnnS]\n  - func: [s2]\n    gen_opapi:\n      exec: aclnnS\n  - func: s3(Tensor x) -> Tensor\n    gen_opapi:\n      out: {}\n"
     path = tmp_path / "op_plugin_functions.yaml"
     edit = _plan(tmp_path, original, GEN)
     shadow = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
     assert edit.clashes == (f"OpType S is also the OpType of s ({path}:6): {shadow}", f"OpType S is also the OpType of u ({path}:11): {shadow}")
-    assert edit.line == 25  # 23 lines, a blank one, then the entry
+    assert edit.line == 28  # 26 lines, a blank one, then the entry
     # another op of the same name (an overload) does not clash with itself; an entry without gen_opapi has no OpType
     assert _plan(tmp_path, original, {**GEN, "func": "s.two(Tensor x) -> Tensor"}).clashes == (f"OpType S is also the OpType of u ({path}:11): {shadow}",)
     assert _plan(tmp_path, original, ENTRY).clashes == ()
@@ -191,6 +191,10 @@ def test_a_cann_builtin_optype_is_not_a_clash_here(tmp_path):
         (b"official:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\ncustom: []\n", "{path}:2: func 'my_op(Tensor x) -> Tensor' is already declared in 'official:'; remove or rename one of them"),
         (b"custom:\n  - a\n  - func: my_op(Tensor x, Tensor y) -> Tensor\n", "{path}:3: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor x, Tensor y) -> Tensor'; give the new op another name or overload"),
         (b"official:\n  - func: my_op (Tensor y) -> Tensor\ncustom: []\n", "{path}:2: op 'my_op' is already declared in 'official:' as 'my_op (Tensor y) -> Tensor'; give the new op another name or overload"),
+        # the op's name is what precedes the first '(': an alias annotation's '(' is not the end of it
+        (b"custom:\n  - func: my_op(Tensor(a!) x) -> ()\n", "{path}:2: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor(a!) x) -> ()'; give the new op another name or overload"),
+        # composed fine, but not constructed: the file itself is refused, with its place
+        (b"custom: []\nx: !!python/name:os.system\n", "{path}:2:4: not valid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'"),
         (b"official: []\n", "{path} has no 'custom:' section (op-plugin's codegen needs all five sections)"),
         (b"official: []\ncustom:\n  a: 1\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
         (b"- a\n", "{path} is not an op_plugin_functions.yaml: the top level is not a mapping"),
