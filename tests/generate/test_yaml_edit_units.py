@@ -137,7 +137,7 @@ def test_the_entry_is_spliced_in_and_every_other_byte_kept(tmp_path, original, e
     assert edit.path == tmp_path / "op_plugin_functions.yaml"
     # a second run changes nothing
     again = _plan(tmp_path, expected)
-    assert (again.status, again.new_bytes, again.line) == ("present", expected, line)
+    assert (again.status, again.new_bytes, again.line, again.path, again.func) == ("present", expected, line, tmp_path / "op_plugin_functions.yaml", "my_op(Tensor x) -> Tensor")
 
 
 def test_a_generated_entry_with_gen_opapi_is_emitted_in_the_files_layout(tmp_path):
@@ -159,6 +159,11 @@ def test_a_generated_entry_with_gen_opapi_is_emitted_in_the_files_layout(tmp_pat
 )
 def test_emit_entry(dash, key, text):
     assert emit_entry(GEN, dash=dash, key=key) == text
+
+
+def test_an_entry_only_the_op_plugin_dialect_parses_is_added(tmp_path):
+    entry = {"func": "my_op(Tensor x, int d=Sum) -> Tensor", "op_api": "all_version"}  # torch.library rejects Sum
+    assert _plan(tmp_path, b"custom: []\n", entry).new_bytes == b"custom:\n  - func: my_op(Tensor x, int d=Sum) -> Tensor\n    op_api: all_version\n"
 
 
 def test_a_long_func_is_never_folded():
