@@ -63,8 +63,6 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.yaml_edit.xǁ_FileTextǁencode__mutmut_7": "text.encode('UTF-8'): the same codec as 'utf-8'",
     "opkit.generate.yaml_edit.x_check_entry__mutmut_11": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.generate.yaml_edit.x_emit_entry__mutmut_2": "YAML(typ=None): ruamel's default typ is 'rt'",
-    "opkit.generate.yaml_edit.x_emit_entry__mutmut_46": "key > 4: at key == 4 both branches keep the line as it is",
-    "opkit.generate.yaml_edit.x_emit_entry__mutmut_47": "key >= 5: as above",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_22": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_112": "'or': an empty value on another line than its key (custom:\n  []) is refused by the load-back check either way, with the same message",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_115": "end.column >= start.column: equal marks (a bare 'custom:') cut an empty range, changing nothing",

@@ -139,7 +139,7 @@ def emit_entry(entry: dict, *, dash: int, key: int) -> str:
     emitter.dump({SECTION: [entry]}, buf)
     first, *rest = buf.getvalue().splitlines()[1:]  # drop 'custom:'; the dash sits at column 2, the keys at 4
     head = " " * dash + "-" + " " * (key - dash - 1) + first[4:]
-    rest = [" " * (key - 4) + line if key >= 4 else line[4 - key :] for line in rest]
+    rest = [" " * key + line[4:] for line in rest]  # every line below the first is indented by at least the keys' 4
     return "".join(line + "\n" for line in (head, *rest))
 
 
@@ -217,7 +217,7 @@ def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
     else:
         raise YamlEditError(f"{path}: '{SECTION}:' is not a block list of entries; add the entry by hand")
     block = block.replace("\n", file.newline)
-    if 0 < insert_at <= len(lines) and lines[insert_at - 1] == lines[insert_at - 1].rstrip("\r\n\x85\u2028\u2029"):
+    if insert_at <= len(lines) and lines[insert_at - 1] == lines[insert_at - 1].rstrip("\r\n\x85\u2028\u2029"):
         lines[insert_at - 1] += file.newline  # the last line had no line break
     new_text = "".join(lines[:insert_at]) + block + "".join(lines[insert_at:])
     _check_loads_back(path, text, new_text, entry)

@@ -106,6 +106,10 @@ LAYOUTS = [
         b"custom:\n  - func: b(Tensor x) -> Tensor\n    note: |\n      text\n\n" + ADDED + b"symint: []\n",
         6,
     ),
+    # a last line without its line break gets one, whatever it ends with
+    (b"custom:", b"custom:\n" + ADDED, 2),
+    (b"custom:\n  - func: b(Tensor x) -> Tensor  ", b"custom:\n  - func: b(Tensor x) -> Tensor  \n\n" + ADDED, 4),
+    (b"custom:\n  - func: b(Tensor x) -> Tensor\n    tags: X", b"custom:\n  - func: b(Tensor x) -> Tensor\n    tags: X\n\n" + ADDED, 5),
     # the file's own line endings and BOM
     (
         b"\xef\xbb\xbfcustom:\r  - func: b(Tensor x) -> Tensor\r    op_api: all_version\r",
