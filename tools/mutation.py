@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,17 +20,32 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# module (path prefix) -> the tests that exercise it; the first matching prefix wins.
+RULES = "opkit/lint/rules/"
+CATALOGUE = "tests/lint/test_catalogue.py"
+
+
+def catalogue(family: str) -> list[str]:
+    """The catalogue cases of one rule family: each of its rules' example and fixed twin, and the reviewed snapshot
+    of every example's findings (which also shows a rule firing on another family's example). The catalogue's other
+    cases lint other families' examples: run for every project-scope mutant, they made a family's run hours long."""
+    codes = sorted(c for path in (REPO / RULES / family).glob("*.py") for c in re.findall(r'@rule\(\s*"([A-Z]\d{3})"', path.read_text()))
+    return [f"{CATALOGUE}::test_example_fires_exactly_its_rule_and_the_fixed_twin_is_silent[{c}]" for c in codes] + [
+        f"{CATALOGUE}::test_example_findings_match_the_reviewed_snapshot"
+    ]
+
+
+# module (path prefix) -> the tests that exercise it (files or node ids); the first matching prefix wins.
 SUITES = {
-    "opkit/lint/rules/": ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
-                          "tests/lint/test_registration_rules.py", "tests/lint/test_cli.py"],
-    "opkit/lint/": ["tests/lint"],
-    "opkit/yamlio.py": ["tests/io/test_yamlio.py", "tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
-                        "tests/generate/test_yaml_add.py"],
-    "opkit/naming.py": ["tests/signature/test_naming.py", "tests/signature/test_signature.py"],
-    "opkit/msopgen.py": ["tests/generate/test_msopgen_units.py", "tests/generate/test_artifacts_literal.py"],
-    "opkit/signature.py": ["tests/signature", "tests/generate/test_artifacts_literal.py", "tests/lint/test_signature_properties.py"],
-    "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
+    # a rule family: its catalogue cases and its own rule tests (unit tests on hand-written inputs)
+    RULES + "schema/": [*catalogue("schema"), *(f"{CATALOGUE}::{t}" for t in ("test_s102_alias_set_shared_by_a_written_argument",
+                        "test_s103_return_alias_matching_no_argument", "test_s105_out_named_keyword_tensor_without_write_annotation",
+                        "test_s106_names_the_repeated_argument_once", "test_s002_a_type_torchgen_dropped_is_judged_by_the_versions_that_build_the_entry",
+                        "test_s002_suggests_the_nearest_type_only_when_one_is_near", "test_s204_names_each_reason_and_only_for_new_ops")),
+                        "tests/lint/test_schema_rules.py"],
+    RULES + "op_plugin_yaml/": [*catalogue("op_plugin_yaml"), "tests/lint/test_yaml_rules.py"],
+    RULES + "msopgen/": [*catalogue("msopgen"), "tests/lint/test_msopgen_rules.py"],
+    RULES + "registrations/": [*catalogue("registrations"), "tests/lint/test_registration_rules.py"],
+    RULES + "opdef/": [*catalogue("opdef"), "tests/lint/test_opdef_rules.py", "tests/adopt/test_lint_opdef.py"],
 }  # fmt: skip
 
 # Imported once by mutmut's fork server, so that each mutant's process starts with them loaded.
@@ -51,6 +67,12 @@ EQUIVALENT: dict[str, str] = {
     "opkit.msopgen.x_attr_default__mutmut_24": "'XXaeiouXX': no attr type's name (int, SymInt, float, bool, str, ScalarType) starts with X",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
+
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
+ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
+# The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
+MUTMUT = shutil.which("mutmut") or ""
 
 
 def undecorate_rules(folder: Path) -> None:
@@ -77,7 +99,7 @@ def undecorate_rules(folder: Path) -> None:
 def suite(module: str) -> list[str]:
     for prefix, tests in SUITES.items():
         if module.startswith(prefix):
-            return [t for t in tests if (REPO / t).exists()]
+            return [t for t in tests if (REPO / t.partition("::")[0]).exists()]
     raise SystemExit(f"no test subset for {module}: add it to SUITES in {__file__}")
 
 
@@ -85,9 +107,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="a file or package folder under opkit/, e.g. opkit/yamlio.py or opkit/lint/rules/schema/")
     parser.add_argument("--max-children", default="2", help="parallel test processes (default 2)")
+    parser.add_argument("--again", action="store_true",
+                        help="in the last run's scratch copy: take the current tests/ and retest only its survivors "
+                             "(its killed mutants stay killed: valid when tests were only added and opkit/ is unchanged)")
     args = parser.parse_args()
+    if not MUTMUT:
+        raise SystemExit("mutmut is not installed: pip install -e '.[mutation]'")
     module = args.module
     work = REPO / "build" / "mutation" / module.strip("/").replace("/", "_")
+    if args.again:
+        return again(work, module, args.max_children)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
@@ -121,18 +150,38 @@ def main() -> int:
         "preload_modules_file = preload.txt\n"
     )
     (work / "preload.txt").write_text("\n".join(PRELOAD) + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
-    env["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
-    # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
-    mutmut = shutil.which("mutmut") or sys.exit("mutmut is not installed: pip install -e '.[mutation]'")
-    subprocess.run([mutmut, "run", "--max-children", args.max_children], cwd=work, env=env, check=False)
-    results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env,
-                             capture_output=True, text=True, check=False).stdout  # fmt: skip
+    subprocess.run([MUTMUT, "run", "--max-children", args.max_children], cwd=work, env=ENV, check=False)
+    return report(work, module)
+
+
+def results(work: Path) -> dict[str, str]:
+    """mutant name -> mutmut's state (killed, survived, no tests, ...) in the scratch copy ``work``."""
+    out = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=work, env=ENV, capture_output=True, text=True, check=False).stdout
     status: dict[str, str] = {}
-    for line in results.splitlines():
+    for line in out.splitlines():
         name, _, state = line.strip().rpartition(": ")
         if name:
             status[name] = state
+    return status
+
+
+def again(work: Path, module: str, max_children: str) -> int:
+    """Retest the last run's survivors against the current tests (the test selection in setup.cfg stays as it was:
+    a changed selection makes mutmut reset every result). New tests are found by mutmut's incremental stats."""
+    if not (work / "mutants").is_dir():
+        raise SystemExit(f"no earlier run in {work}: run without --again first")
+    ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
+    for copy in (work / "tests", work / "mutants" / "tests"):
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(REPO / "tests", copy, symlinks=True, ignore=ignore)
+    survivors = [n for n, s in results(work).items() if s != "killed" and n not in EQUIVALENT]
+    if survivors:
+        subprocess.run([MUTMUT, "run", "--max-children", max_children, *survivors], cwd=work, env=ENV, check=False)
+    return report(work, module)
+
+
+def report(work: Path, module: str) -> int:
+    status = results(work)
     if not status:
         print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
         return 1
