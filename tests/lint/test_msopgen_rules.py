@@ -293,8 +293,8 @@ DEFECTS = """\
   },
   {
     "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": []}],
-    "output_desc": [],
-    "attr": [{"name": "s", "type": "int", "param_type": "optional", "default_value": "LONG"}]
+    "output_desc": [{"name": "v", "param_type": "required"}],
+    "attr": [{"name": "s", "type": "int", "param_type": "optional", "default_value": "LONG"}, {"name": "t", "param_type": "required"}]
   },
   {"op": "My-Op", "input_desc": [], "output_desc": []}
 ]
@@ -326,11 +326,13 @@ def test_every_j0xx_finding_as_the_user_reads_it(tmp_path):
         ("J012", 18, "op 'my_op': attr 'q' has type 'vector'; msOpGen drops it silently", f"one of {attr_types}"),
         ("J001", 22, "op 1 has no 'op' name", None),
         ("J006", 23, "op 1: input_desc 'x' has no known dtype (an empty list)", None),
+        ("J005", 24, "op 1: output_desc 'v' has no type or format; msOpGen drops it silently", None),
+        ("J012", 25, "op 1: attr 't' has no type; msOpGen drops it silently", f"one of {attr_types}"),
         ("J013", 25, "op 1: attr 's' default_value is 1025 characters, over 1024", None),
         ("J003", 27, "op name 'My-Op' is not a C identifier", None),
     ]  # fmt: skip
-    # 1024 characters is the most msOpGen takes
-    assert [f.code for f in lint([write_json(tmp_path, DEFECTS.replace("LONG", "9" * 1024), "limit.json")]).findings if f.line == 25] == []
+    # 1024 characters is the most msOpGen takes: only the typeless attr on that line is left
+    assert [f.code for f in lint([write_json(tmp_path, DEFECTS.replace("LONG", "9" * 1024), "limit.json")]).findings if f.line == 25] == ["J012"]
 
 
 DRIFT = """\
