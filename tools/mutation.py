@@ -69,10 +69,10 @@ EQUIVALENT: dict[str, str] = {
 }
 
 
-# mutmut stops a mutant's tests after (their clean time + timeout_constant) * 15 * 2 CPU seconds, or after half of
-# that on the wall clock. With the default constant (1 s) a loaded machine turned killed mutants into timeouts: one
-# catalogue case of 0.2 s took 40 s of wall time at load 9, against a wall limit of 18 s.
-TIMEOUT = "timeout_constant = 10\n"
+# The wall-clock limit is (tests' clean time + timeout_constant) * 15: with the default constant of 1 s a fast
+# test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted as a survivor. 4 s
+# gives it a minute.
+TIMEOUT = "timeout_constant = 4\n"
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
 ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
@@ -141,10 +141,6 @@ def main() -> int:
         # pytest skips rewriting the test modules and the five gc.collect() passes over the preloaded torch
         # heap at session end: 3.1 CPU-s of fixed cost per mutant became 0.4 (measured on one small test).
         "pytest_add_cli_args =\n    -q\n    --assert=plain\n    -p\n    no:unraisableexception\n"
-        # The wall-clock limit is (tests' clean time + timeout_constant) * 15: with the default constant of
-        # 1 s a fast test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted
-        # as a survivor. 4 s gives it a minute.
-        "timeout_constant = 4\n"
         # Each mutant's tests run in a process forked from a server that has imported only the heavy
         # third-party modules (PRELOAD), never opkit or a test module. mutmut's default forks every
         # mutant from the process that ran the clean suite, whose warm caches (parse results, project
