@@ -50,7 +50,7 @@ def found(tmp_path: Path, code: str, *classes: str, schemas: tuple[str, ...] = (
         (tmp_path / "op_plugin_functions.yaml").write_text(yaml)
         paths.append(str(tmp_path / "op_plugin_functions.yaml"))
     result = lint(paths, schemas=list(schemas), dialect=dialect, selection=Selection((code,)), use_cache=False)
-    assert all(f.path == str(cpp) for f in result.findings if f.code == code)
+    assert all(f.path == str(cpp) and f.op == f.message.partition(":")[0] for f in result.findings if f.code == code)  # each names its OpDef
     return [(f.line, f.column, f.message) for f in result.findings if f.code == code]
 
 
@@ -121,10 +121,10 @@ def test_o004_each_opdef_without_a_soc_at_its_class_line(tmp_path):
 
 # O101..O105: the OpDef against the schema of its OpType.
 def test_o101_missing_and_extra_inputs(tmp_path):
-    cls = opdef("MyOp", X, desc("Input", "bias"), desc("Input", "scale"), OUT)
+    cls = "// the OpDef of my_op\n" + opdef("MyOp", X, desc("Input", "bias"), desc("Input", "scale"), OUT)
     assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w, Scalar alpha, int k) -> Tensor",)) == [
-        (1, 1, "MyOp: tensor argument(s) w, alpha of my_op have no OpDef input"),
-        (6, 1, "MyOp: OpDef input(s) bias, scale are no tensor argument of my_op"),
+        (2, 1, "MyOp: tensor argument(s) w, alpha of my_op have no OpDef input"),  # at the class
+        (7, 1, "MyOp: OpDef input(s) bias, scale are no tensor argument of my_op"),  # at the first input named
     ]
 
 
@@ -197,8 +197,8 @@ def test_o104_outputs_against_fresh_returns_and_mutated_arguments(tmp_path):
     assert found(tmp_path, "O104", three, schemas=(schema,)) == []
     two = opdef("MyOp", X, desc("Input", "w"), desc("Output", "y"), desc("Output", "rstd"))
     assert found(tmp_path, "O104", two, schemas=(schema,)) == [(7, 1, "MyOp: 2 OpDef output(s), but my_op has 2 return(s) and 1 mutated argument(s)")]
-    none = opdef("MyOp", X, desc("Input", "w"))
-    assert found(tmp_path, "O104", none, schemas=(schema,)) == [(1, 1, "MyOp: 0 OpDef output(s), but my_op has 2 return(s) and 1 mutated argument(s)")]
+    none = "// the OpDef of my_op\n" + opdef("MyOp", X, desc("Input", "w"))
+    assert found(tmp_path, "O104", none, schemas=(schema,)) == [(2, 1, "MyOp: 0 OpDef output(s), but my_op has 2 return(s) and 1 mutated argument(s)")]
 
 
 def test_o104_an_aliased_return_is_no_extra_output(tmp_path):
@@ -207,9 +207,9 @@ def test_o104_an_aliased_return_is_no_extra_output(tmp_path):
 
 
 def test_o105_each_mutated_argument_without_its_output(tmp_path):
-    cls = opdef("MyInplace", X, desc("Input", "y"), desc("Output", "y"))
+    cls = "// the OpDef of my_inplace\n" + opdef("MyInplace", X, desc("Input", "y"), desc("Output", "y"))
     assert found(tmp_path, "O105", cls, schemas=("my_inplace(Tensor(a!) x, Tensor(b!) y) -> ()",)) == [
-        (1, 1, "MyInplace: 'Tensor(a!) x' is written by my_inplace but the OpDef has no output 'x'"),
+        (2, 1, "MyInplace: 'Tensor(a!) x' is written by my_inplace but the OpDef has no output 'x'"),
     ]
 
 
