@@ -103,6 +103,7 @@ def test_s101_a_returned_view_is_an_input_returned_too():
     "schema",
     [
         "mylib::my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)",  # ATen's out= convention: S108's
+        "mylib::my_op.values_out(Tensor x, *, Tensor(a!) values) -> Tensor(a!)",  # an overload named *_out too
         "mylib::my_op(Tensor(a!) x) -> Tensor(b!)",  # the alias names no argument: S103's
         "mylib::my_op(Tensor(a!) x) -> ()",
         "mylib::my_op(Tensor x) -> Tensor",
@@ -115,3 +116,9 @@ def test_s101_silent(schema):
 def test_s101_new_ops_only(tmp_path):
     text = "official:\n  - func: my_op.out(Tensor x, *, Tensor(a!) y) -> Tensor(a!)\n    op_api: all_version\n"
     assert found_in_yaml(tmp_path, text, "S101") == []
+
+
+def test_s108_an_out_overload_named_like_values_out():
+    assert found("mylib::my_op.values_out(Tensor x, *, Tensor(a!) values) -> Tensor(a!)", "S108") == [
+        (1, "out= overload returns values through an alias annotation: it cannot enter a graph itself", "call the functional overload my_op(...) in graphs")
+    ]
