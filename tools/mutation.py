@@ -65,6 +65,11 @@ EQUIVALENT: dict[str, str] = {
     "opkit.yamlio.x_compose__mutmut_5": "yaml.compose with the pure-Python Loader: the same resolver, the same nodes, only slower",
     "opkit.yamlio.x_compose_all__mutmut_6": "as above, for compose_all",
     "opkit.msopgen.x_attr_default__mutmut_24": "'XXaeiouXX': no attr type's name (int, SymInt, float, bool, str, ScalarType) starts with X",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_20": "get_close_matches without n=1: only near[0], the best match, is read",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_21": "get_close_matches without cutoff=0.6: 0.6 is difflib's default",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_22": "get_close_matches(n=2): only near[0], the best match, is read",
+    "opkit.lint.rules.schema.rejected_by_torch_library.x_rejected_by_torch_library__mutmut_9":
+        "check_schema(..., text=None): the text only goes into the SchemaError, of which the rule reads message, column and hint",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 

@@ -15,7 +15,7 @@ from opkit.signature import Dialect
 def found(schema: str, code: str) -> list[tuple[int, str, str | None]]:
     """(column, message, hint) of each ``code`` finding of ``schema`` given with --schema (a new op)."""
     dialect = Dialect.TORCH_LIBRARY if "::" in schema else Dialect.OP_PLUGIN
-    return [(f.column, f.message, f.hint) for f in lint(schemas=[schema], dialect=dialect, selection=Selection((code,))).findings]
+    return [(f.column, f.message, f.hint) for f in lint(schemas=[schema], dialect=dialect, selection=Selection((code,)), use_cache=False).findings]
 
 
 def found_in_yaml(tmp_path, text: str, code: str) -> list[tuple[str, int, int, str, str | None]]:
@@ -114,11 +114,49 @@ def test_s101_silent(schema):
 
 
 def test_s101_new_ops_only(tmp_path):
-    text = "official:\n  - func: my_op.out(Tensor x, *, Tensor(a!) y) -> Tensor(a!)\n    op_api: all_version\n"
+    text = "official:\n  - func: abs_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n"  # ATen's in-place convention
     assert found_in_yaml(tmp_path, text, "S101") == []
 
 
 def test_s108_an_out_overload_named_like_values_out():
     assert found("mylib::my_op.values_out(Tensor x, *, Tensor(a!) values) -> Tensor(a!)", "S108") == [
         (1, "out= overload returns values through an alias annotation: it cannot enter a graph itself", "call the functional overload my_op(...) in graphs")
+    ]
+
+
+def test_s002_without_torch_metadata_names_the_installed_torch_in_words(monkeypatch):
+    from opkit.lint.rules.schema import unknown_type
+
+    monkeypatch.setattr(unknown_type, "installed_torch_version", lambda: None)  # a torch built from source has no dist-info
+    ((_, message, _),) = found("my_op(Tensor x, Dimname d) -> Tensor", "S002")
+    assert message.endswith("(named-tensor overloads were dropped from torchgen's type grammar in torch 2.13); installed: the installed torch")
+
+
+# S001 schema-syntax, S003 not-canonical, S004 rejected-by-torch-library: column and hint
+@pytest.mark.parametrize(
+    ("schema", "code", "expected"),
+    [
+        ("my_op(Tensor x, int  k) -> Tensor", "S003",
+         (17, "not in torchgen's canonical spelling; write: my_op(Tensor x, int k) -> Tensor", "the codegen asserts str(parse(func)) == func")),
+        ("my_op(Tensor x, int[2] pads=[1, 1]) -> Tensor", "S001",
+         (17, "default of 'int[2] pads=[1, 1]' contains spaces (op-plugin dialect: torchgen.model.FunctionSchema, as op-plugin's codegen)",
+          "op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]")),
+        ("my_op(Tensor x, int k=1, Tensor y) -> Tensor", "S004",
+         (26, "torch_npu's m.def() would reject it: argument 'y' without a default follows one with a default",
+          "give it a default, move it before the defaulted arguments, or make it keyword-only after '*'")),
+    ],
+)  # fmt: skip
+def test_column_and_hint_of_schema_errors(schema, code, expected):
+    assert found(schema, code) == [expected]
+
+
+def test_s004_new_ops_only(tmp_path):
+    text = "official:\n  - func: my_op(Tensor x, int k=1, Tensor y) -> Tensor\n    op_api: all_version\ncustom:\n  - func: my_new(Tensor x, int k=1, Tensor y) -> Tensor\n    op_api: all_version\n"
+    assert [f[:3] for f in found_in_yaml(tmp_path, text, "S004")] == [("my_new", 5, 37)]
+
+
+def test_s103_and_s108_name_every_alias_set_and_out_argument():
+    assert found("mylib::my_op(Tensor x) -> Tensor(b|c)", "S103") == [(1, "return alias set 'b|c' matches no argument", None)]
+    assert found("mylib::my_op.out(Tensor x, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))", "S108") == [
+        (1, "out= overload returns out0, out1 through an alias annotation: it cannot enter a graph itself", "call the functional overload my_op(...) in graphs")
     ]
