@@ -50,6 +50,7 @@ def found(tmp_path: Path, code: str, *classes: str, schemas: tuple[str, ...] = (
         (tmp_path / "op_plugin_functions.yaml").write_text(yaml)
         paths.append(str(tmp_path / "op_plugin_functions.yaml"))
     result = lint(paths, schemas=list(schemas), dialect=dialect, selection=Selection((code,)), use_cache=False)
+    assert not [f for f in result.findings if f.code == "E005"], result.findings  # a rule that crashed
     assert all(f.path == str(cpp) and f.op == f.message.partition(":")[0] for f in result.findings if f.code == code)  # each names its OpDef
     return [(f.line, f.column, f.message) for f in result.findings if f.code == code]
 
@@ -226,7 +227,9 @@ def test_the_opdef_is_paired_with_the_default_overload(tmp_path):
 
 YAML = """\
 backward: []
-official: []
+official:
+  - func: swi_glu(Tensor x) -> Tensor
+    op_api: all_version
 custom:
   - func: npu_swiglu(Tensor x, Tensor w, int dim=-1) -> Tensor
     op_api: all_version
@@ -235,10 +238,23 @@ custom:
         size: x
         dtype: x
       exec: {exec}
+  - func: npu_plain(Tensor x) -> Tensor
+    op_api: all_version
+  - func: npu_no_exec(Tensor x) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: x
+        dtype: x
+  - op_api: all_version
+    gen_opapi:
+      exec: aclnnSwiGlu
 """
 
 
 def test_an_opdef_is_paired_through_the_exec_of_a_yaml_entry(tmp_path):
+    """Only custom entries pair (the official swi_glu is an ATen op, whatever its OpType); entries without gen_opapi,
+    without exec or without func pair by name only."""
     cls = opdef("SwiGlu", X, OUT)
     assert found(tmp_path, "O101", cls, yaml=YAML.format(exec="aclnnSwiGlu")) == [
         (1, 1, "SwiGlu: tensor argument(s) w of npu_swiglu have no OpDef input"),
