@@ -196,7 +196,9 @@ def report(work: Path, module: str) -> int:
         print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
         return 1
     equivalent = {n for n in status if n in EQUIVALENT}
-    killed = sum(1 for s in status.values() if s == "killed")
+    for name in sorted(n for n in equivalent if status[n] == "killed"):
+        print(f"  listed as equivalent but killed (a renumbered mutant? remove it from EQUIVALENT): {name}")
+    killed = sum(1 for n, s in status.items() if s == "killed" and n not in equivalent)
     counted = len(status) - len(equivalent)
     survivors = sorted(n for n, s in status.items() if s != "killed" and n not in equivalent)
     for name in survivors:
