@@ -68,7 +68,7 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_20": "get_close_matches without n=1: only near[0], the best match, is read",
     "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_21": "get_close_matches without cutoff=0.6: 0.6 is difflib's default",
     "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_22": "get_close_matches(n=2): only near[0], the best match, is read",
-    "opkit.lint.rules.schema.rejected_by_torch_library.x_rejected_by_torch_library__mutmut_9":
+    "opkit.lint.rules.schema.rejected_by_torch_library.x_rejected_by_torch_library__mutmut_7":
         "check_schema(..., text=None): the text only goes into the SchemaError, of which the rule reads message, column and hint",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
