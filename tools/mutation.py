@@ -70,6 +70,9 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_22": "get_close_matches(n=2): only near[0], the best match, is read",
     "opkit.lint.rules.schema.rejected_by_torch_library.x_rejected_by_torch_library__mutmut_7":
         "check_schema(..., text=None): the text only goes into the SchemaError, of which the rule reads message, column and hint",
+    "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_8":
+        "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
+    "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
 

@@ -373,3 +373,41 @@ def test_j1xx_compare_with_the_default_overload_and_skip_what_msopgen_cannot_dec
     assert sorted(f.code for f in lint([path], schemas=[out]).findings) == ["J101", "S108"]  # the out overload alone: its out is an input too
     # a Tensor?[] argument has no msOpGen input kind (S203 says so): no J1xx comparison
     assert [f.code for f in lint([path], schemas=["my_op(Tensor x, Tensor?[] y, float attr1) -> Tensor"]).findings] == ["S203"]
+
+
+BROADCAST = """\
+[
+  {
+    "op": "MyDropped",
+    "input_desc": [{"name": "x", "param_type": "required", "type": ["fp16"]}],
+    "output_desc": [{"name": "out", "param_type": "required", "type": ["fp16"]}]
+  },
+  {
+    "op": "MyOp",
+    "input_desc": [
+      {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},
+      {"name": "y", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16"]},
+      {
+        "name": "z",
+        "param_type": "mandatory",
+        "format": ["ND", "ND", "ND"],
+        "type": ["fp16", "float", "bf16"]
+      }
+    ],
+    "output_desc": [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]}],
+    "attr": [
+      {"name": "k", "param_type": "optional", "type": "int", "default_value": 1},
+      {"name": "b", "param_type": "optional", "type": "bool", "default_value": "True"}
+    ]
+  }
+]
+"""
+
+
+def test_columns_broadcast_key_lines_and_default_values(tmp_path):
+    """An op without kept descriptors does not stop J010 for the next; one type broadcasts to two formats; J004 sits on
+    the param_type line of a multi-line descriptor; a number default and "True" compare as values."""
+    schema = "my_op(Tensor x, Tensor y, Tensor z, int k=1, bool b=True) -> Tensor"
+    result = lint([write_json(tmp_path, BROADCAST)], schemas=[schema], use_cache=False)
+    assert [(f.code, f.line) for f in result.findings] == [("J005", 4), ("J005", 5), ("J101", 9), ("J010", 12), ("J004", 14)]
+    assert message(result, "J010") == "op 'MyOp': input_desc 'z' has 3 dtype/format columns but input_desc 'x' has 2"
