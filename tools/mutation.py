@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,8 +20,32 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# module (path prefix) -> the tests that exercise it; the first matching prefix wins.
+RULES = "opkit/lint/rules/"
+CATALOGUE = "tests/lint/test_catalogue.py"
+
+
+def catalogue(family: str) -> list[str]:
+    """The catalogue cases of one rule family: each of its rules' example and fixed twin, and the reviewed snapshot
+    of every example's findings (which also shows a rule firing on another family's example). The catalogue's other
+    cases lint other families' examples: run for every project-scope mutant, they made a family's run hours long."""
+    codes = sorted(c for path in (REPO / RULES / family).glob("*.py") for c in re.findall(r'@rule\(\s*"([A-Z]\d{3})"', path.read_text()))
+    return [f"{CATALOGUE}::test_example_fires_exactly_its_rule_and_the_fixed_twin_is_silent[{c}]" for c in codes] + [
+        f"{CATALOGUE}::test_example_findings_match_the_reviewed_snapshot"
+    ]
+
+
+# module (path prefix) -> the tests that exercise it (files or node ids); the first matching prefix wins.
 SUITES = {
+    # a rule family: its catalogue cases and its own rule tests (unit tests on hand-written inputs)
+    RULES + "schema/": [*catalogue("schema"), *(f"{CATALOGUE}::{t}" for t in ("test_s102_alias_set_shared_by_a_written_argument",
+                        "test_s103_return_alias_matching_no_argument", "test_s105_out_named_keyword_tensor_without_write_annotation",
+                        "test_s106_names_the_repeated_argument_once", "test_s002_a_type_torchgen_dropped_is_judged_by_the_versions_that_build_the_entry",
+                        "test_s002_suggests_the_nearest_type_only_when_one_is_near", "test_s204_names_each_reason_and_only_for_new_ops")),
+                        "tests/lint/test_schema_rules.py"],
+    RULES + "op_plugin_yaml/": [*catalogue("op_plugin_yaml"), "tests/lint/test_yaml_rules.py"],
+    RULES + "msopgen/": [*catalogue("msopgen"), "tests/lint/test_msopgen_rules.py"],
+    RULES + "registrations/": [*catalogue("registrations"), "tests/lint/test_registration_rules.py"],
+    RULES + "opdef/": [*catalogue("opdef"), "tests/lint/test_opdef_rules.py"],  # not tests/adopt/test_lint_opdef.py: it generates projects
     "opkit/lint/rules/": ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
                           "tests/lint/test_registration_rules.py", "tests/lint/test_cli.py"],
     "opkit/lint/": ["tests/lint"],
@@ -68,8 +93,27 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.yaml_edit.x_plan_add__mutmut_115": "end.column >= start.column: equal marks (a bare 'custom:') cut an empty range, changing nothing",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_119": "rstrip(None): YAML separates a key from its value by spaces and tabs only",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_121": "rstrip('XX \tXX'): the text before the value ends in ':' after the spaces, never X",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_20": "get_close_matches without n=1: only near[0], the best match, is read",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_21": "get_close_matches without cutoff=0.6: 0.6 is difflib's default",
+    "opkit.lint.rules.schema.unknown_type.x_unknown_type__mutmut_22": "get_close_matches(n=2): only near[0], the best match, is read",
+    "opkit.lint.rules.schema.rejected_by_torch_library.x_rejected_by_torch_library__mutmut_7":
+        "check_schema(..., text=None): the text only goes into the SchemaError, of which the rule reads message, column and hint",
+    "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_8":
+        "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
+    "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
 }
+
+
+# The wall-clock limit is (tests' clean time + timeout_constant) * 15: with the default constant of 1 s a fast
+# test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted as a survivor. 4 s
+# gives it a minute.
+TIMEOUT = "timeout_constant = 4\n"
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
+ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
+# The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
+MUTMUT = shutil.which("mutmut") or ""
 
 
 def undecorate_rules(folder: Path) -> None:
@@ -96,7 +140,7 @@ def undecorate_rules(folder: Path) -> None:
 def suite(module: str) -> list[str]:
     for prefix, tests in SUITES.items():
         if module.startswith(prefix):
-            return [t for t in tests if (REPO / t).exists()]
+            return [t for t in tests if (REPO / t.partition("::")[0]).exists()]
     raise SystemExit(f"no test subset for {module}: add it to SUITES in {__file__}")
 
 
@@ -104,9 +148,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="a file or package folder under opkit/, e.g. opkit/yamlio.py or opkit/lint/rules/schema/")
     parser.add_argument("--max-children", default="2", help="parallel test processes (default 2)")
+    parser.add_argument("--again", action="store_true",
+                        help="in the last run's scratch copy: take the current tests/ and retest only its survivors "
+                             "(its killed mutants stay killed: valid when tests were only added and opkit/ is unchanged)")
     args = parser.parse_args()
+    if not MUTMUT:
+        raise SystemExit("mutmut is not installed: pip install -e '.[mutation]'")
     module = args.module
     work = REPO / "build" / "mutation" / module.strip("/").replace("/", "_")
+    if args.again:
+        return again(work, module, args.max_children)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
@@ -126,10 +177,6 @@ def main() -> int:
         # pytest skips rewriting the test modules and the five gc.collect() passes over the preloaded torch
         # heap at session end: 3.1 CPU-s of fixed cost per mutant became 0.4 (measured on one small test).
         "pytest_add_cli_args =\n    -q\n    --assert=plain\n    -p\n    no:unraisableexception\n"
-        # The wall-clock limit is (tests' clean time + timeout_constant) * 15: with the default constant of
-        # 1 s a fast test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted
-        # as a survivor. 4 s gives it a minute.
-        "timeout_constant = 4\n"
         # Each mutant's tests run in a process forked from a server that has imported only the heavy
         # third-party modules (PRELOAD), never opkit or a test module. mutmut's default forks every
         # mutant from the process that ran the clean suite, whose warm caches (parse results, project
@@ -138,25 +185,51 @@ def main() -> int:
         "process_isolation = forkserver\n"
         "forkserver_warmup = import\n"
         "preload_modules_file = preload.txt\n"
+        + TIMEOUT
     )
     (work / "preload.txt").write_text("\n".join(PRELOAD) + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
-    env["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
-    # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
-    mutmut = shutil.which("mutmut") or sys.exit("mutmut is not installed: pip install -e '.[mutation]'")
-    subprocess.run([mutmut, "run", "--max-children", args.max_children], cwd=work, env=env, check=False)
-    results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env,
-                             capture_output=True, text=True, check=False).stdout  # fmt: skip
+    subprocess.run([MUTMUT, "run", "--max-children", args.max_children], cwd=work, env=ENV, check=False)
+    return report(work, module)
+
+
+def results(work: Path) -> dict[str, str]:
+    """mutant name -> mutmut's state (killed, survived, no tests, ...) in the scratch copy ``work``."""
+    out = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=work, env=ENV, capture_output=True, text=True, check=False).stdout
     status: dict[str, str] = {}
-    for line in results.splitlines():
+    for line in out.splitlines():
         name, _, state = line.strip().rpartition(": ")
         if name:
             status[name] = state
+    return status
+
+
+def again(work: Path, module: str, max_children: str) -> int:
+    """Retest the last run's survivors against the current tests (the test selection in setup.cfg stays as it was:
+    a changed selection makes mutmut reset every result). New tests are found by mutmut's incremental stats."""
+    if not (work / "mutants").is_dir():
+        raise SystemExit(f"no earlier run in {work}: run without --again first")
+    ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
+    for copy in (work / "tests", work / "mutants" / "tests"):
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(REPO / "tests", copy, symlinks=True, ignore=ignore)
+    config = work / "setup.cfg"
+    text = re.sub(r"timeout_constant = .*\n", "", config.read_text())
+    config.write_text(text + TIMEOUT)  # a changed timeout only reclassifies timeouts, which are retested here anyway
+    survivors = [n for n, s in results(work).items() if s != "killed" and n not in EQUIVALENT]
+    if survivors:
+        subprocess.run([MUTMUT, "run", "--max-children", max_children, *survivors], cwd=work, env=ENV, check=False)
+    return report(work, module)
+
+
+def report(work: Path, module: str) -> int:
+    status = results(work)
     if not status:
         print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
         return 1
     equivalent = {n for n in status if n in EQUIVALENT}
-    killed = sum(1 for s in status.values() if s == "killed")
+    for name in sorted(n for n in equivalent if status[n] == "killed"):
+        print(f"  listed as equivalent but killed (a renumbered mutant? remove it from EQUIVALENT): {name}")
+    killed = sum(1 for n, s in status.items() if s == "killed" and n not in equivalent)
     counted = len(status) - len(equivalent)
     survivors = sorted(n for n, s in status.items() if s != "killed" and n not in equivalent)
     for name in survivors:

@@ -265,3 +265,149 @@ def test_unexpected_structure_is_e003(tmp_path, data, expected):
     assert [f.code for f in result.findings] == ["E003"]
     assert expected in result.findings[0].message
     assert result.exit_code() == 2
+
+
+# -- what a user reads: each J0xx finding's line, message and hint, for a prototype written by hand ----
+
+DEFECTS = """\
+[
+  {
+    "op": "my_op",
+    "input_desc": [
+      {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "FP32"]},
+      {"name": "x", "param_type": "req", "format": ["ND", "nd", "NCHW"], "type": ["fp16", "float"]},
+      {"name": "1y", "format": ["ND"], "type": ["FP16", "float64"]},
+      {"name": "w", "param_type": "optional", "type": ["fp16"]}
+    ],
+    "output_desc": [
+      {"name": "out", "param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]},
+      {"param_type": "dynamic", "format": "ND", "type": ["float", "fp16"]}
+    ],
+    "attr": [
+      {"name": "k", "param_type": "optional", "type": "listInt", "default_value": [1, 2]},
+      {"name": "mode", "param_type": "optional", "type": "string", "default_value": "(mean);"},
+      {"name": "p", "param_type": "optional", "type": "float"},
+      {"name": "q", "param_type": "dynamic", "type": "vector"},
+      {"name": "r", "type": "int", "param_type": "required"}
+    ]
+  },
+  {
+    "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": []}],
+    "output_desc": [{"name": "v", "param_type": "required"}],
+    "attr": [{"name": "s", "type": "int", "param_type": "optional", "default_value": "LONG"}, {"name": "t", "param_type": "required"}]
+  },
+  {"op": "My-Op", "input_desc": [], "output_desc": []}
+]
+"""
+
+
+def test_every_j0xx_finding_as_the_user_reads_it(tmp_path):
+    path = write_json(tmp_path, DEFECTS.replace("LONG", "9" * 1025))
+    result = lint([path])
+    attr_types = "int, float, bool, string, type, list_int, list_float, list_bool, list_list_int, list_string, list_type, tensor, list_tensor"
+    assert [(f.code, f.line, f.message, f.hint) for f in result.findings] == [
+        ("J002", 3, "op name 'my_op' is not UpperCamelCase", "write 'MyOp'"),
+        ("J007", 5, "op 'my_op': input_desc 'x' has unknown dtypes 'FP32'; msOpGen drops them", None),
+        ("J004", 6, "op 'my_op': input_desc 'x' param_type is 'req'; msOpGen uses 'required'", "one of required, optional, dynamic"),
+        ("J008", 6, "op 'my_op': input_desc 'x' has unknown formats 'nd'; the generated C++ does not compile", None),
+        ("J009", 6, "op 'my_op': input_desc 'x' has 2 types but 3 formats", None),
+        ("J011", 6, "op 'my_op': input_desc declares 'x' again (first at line 5); msOpGen keeps the last", None),
+        ("J003", 7, "op 'my_op': an item of input_desc '1y' is not a C identifier", None),
+        ("J004", 7, "op 'my_op': input_desc '1y' param_type is missing; msOpGen uses 'required'", "one of required, optional, dynamic"),
+        ("J006", 7, "op 'my_op': input_desc '1y' has no known dtype ('FP16', 'float64')", None),
+        ("J005", 8, "op 'my_op': input_desc 'w' has no format; msOpGen drops it silently", None),
+        ("J010", 11, "op 'my_op': output_desc 'out' has 3 dtype/format columns but input_desc 'x' has 2", None),
+        ("J003", 12, "op 'my_op': an item of output_desc has no name", None),
+        ("J012", 15, "op 'my_op': attr 'k' has type 'listInt'; msOpGen drops it silently", "write 'list_int' (the JSON spelling)"),
+        ("J013", 15, "op 'my_op': attr 'k' default_value is a JSON array, which msOpGen pastes into C++ as a Python list: it does not compile", 'write the string "{1, 2}"'),
+        ("J013", 16, "op 'my_op': attr 'mode' default_value contains forbidden characters '(', ')', ';'", None),
+        ("J014", 17, "op 'my_op': optional attr 'p' has no default_value", None),
+        ("J004", 18, "op 'my_op': attr 'q' param_type is 'dynamic'; msOpGen uses 'required'", "one of required, optional"),
+        ("J012", 18, "op 'my_op': attr 'q' has type 'vector'; msOpGen drops it silently", f"one of {attr_types}"),
+        ("J001", 22, "op 1 has no 'op' name", None),
+        ("J006", 23, "op 1: input_desc 'x' has no known dtype (an empty list)", None),
+        ("J005", 24, "op 1: output_desc 'v' has no type or format; msOpGen drops it silently", None),
+        ("J012", 25, "op 1: attr 't' has no type; msOpGen drops it silently", f"one of {attr_types}"),
+        ("J013", 25, "op 1: attr 's' default_value is 1025 characters, over 1024", None),
+        ("J003", 27, "op name 'My-Op' is not a C identifier", None),
+    ]  # fmt: skip
+    # 1024 characters is the most msOpGen takes: only the typeless attr on that line is left
+    assert [f.code for f in lint([write_json(tmp_path, DEFECTS.replace("LONG", "9" * 1024), "limit.json")]).findings if f.line == 25] == ["J012"]
+
+
+DRIFT = """\
+[
+  {
+    "op": "MyOp",
+    "input_desc": [
+      {"name": "y", "param_type": "optional", "format": ["ND"], "type": ["fp16"]},
+      {"name": "x", "format": ["ND"], "type": ["fp16"]}
+    ],
+    "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+    "attr": [{"name": "k", "param_type": "optional", "type": "int", "default_value": "2"}]
+  },
+  {
+    "op": "MyOther",
+    "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+    "output_desc": [{"name": "out", "param_type": "required", "format": ["ND"], "type": ["fp16"]}]
+  }
+]
+"""
+
+
+def test_every_j1xx_finding_as_the_user_reads_it(tmp_path):
+    my_op, my_other = "my_op(Tensor x, Tensor? y, int k=1) -> Tensor", "my_other(Tensor x, float a) -> Tensor"
+    result = lint([write_json(tmp_path, DRIFT)], schemas=[my_op, my_other])
+    assert [(f.code, f.line, f.message) for f in result.findings if f.code.startswith("J1")] == [
+        ("J101", 4, f"MyOp: input_desc (name, param_type) is [('y', 'optional'), ('x', 'required')] but the schema gives [('x', 'required'), ('y', 'optional')] ({my_op})"),
+        ("J103", 8, f"MyOp: output_desc names are ['y'] but the schema gives ['out'] ({my_op})"),
+        ("J102", 9, f"MyOp: attr (name, type, param_type, default) is [('k', 'int', 'optional', '2')] but the schema gives [('k', 'int', 'optional', '1')] ({my_op})"),
+        ("J102", 11, f"MyOther: attr (name, type, param_type, default) is [] but the schema gives [('a', 'float', 'required', None)] ({my_other})"),  # no attr: the op's line
+    ]  # fmt: skip
+
+
+def test_j1xx_compare_with_the_default_overload_and_skip_what_msopgen_cannot_declare(tmp_path):
+    path = write_json(tmp_path, MY_OP_JSON)
+    out = "my_op.out(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2, *, Tensor(a!) out) -> Tensor(a!)"
+    assert [f.code for f in lint([path], schemas=[out, MY_OP]).findings] == ["S108"]
+    assert sorted(f.code for f in lint([path], schemas=[out]).findings) == ["J101", "S108"]  # the out overload alone: its out is an input too
+    # a Tensor?[] argument has no msOpGen input kind (S203 says so): no J1xx comparison
+    assert [f.code for f in lint([path], schemas=["my_op(Tensor x, Tensor?[] y, float attr1) -> Tensor"]).findings] == ["S203"]
+
+
+BROADCAST = """\
+[
+  {
+    "op": "MyDropped",
+    "input_desc": [{"name": "x", "param_type": "required", "type": ["fp16"]}],
+    "output_desc": [{"name": "out", "param_type": "required", "type": ["fp16"]}]
+  },
+  {
+    "op": "MyOp",
+    "input_desc": [
+      {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},
+      {"name": "y", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16"]},
+      {
+        "name": "z",
+        "param_type": "mandatory",
+        "format": ["ND", "ND", "ND"],
+        "type": ["fp16", "float", "bf16"]
+      }
+    ],
+    "output_desc": [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]}],
+    "attr": [
+      {"name": "k", "param_type": "optional", "type": "int", "default_value": 1},
+      {"name": "b", "param_type": "optional", "type": "bool", "default_value": "True"}
+    ]
+  }
+]
+"""
+
+
+def test_columns_broadcast_key_lines_and_default_values(tmp_path):
+    """An op without kept descriptors does not stop J010 for the next; one type broadcasts to two formats; J004 sits on
+    the param_type line of a multi-line descriptor; a number default and "True" compare as values."""
+    schema = "my_op(Tensor x, Tensor y, Tensor z, int k=1, bool b=True) -> Tensor"
+    result = lint([write_json(tmp_path, BROADCAST)], schemas=[schema], use_cache=False)
+    assert [(f.code, f.line) for f in result.findings] == [("J005", 4), ("J005", 5), ("J101", 9), ("J010", 12), ("J004", 14)]
+    assert message(result, "J010") == "op 'MyOp': input_desc 'z' has 3 dtype/format columns but input_desc 'x' has 2"

@@ -699,3 +699,119 @@ def test_m003_only_for_a_real_slot_mismatch(tmp_path):
     assert [c for c, _ in found(lint([meta_file(tmp_path, renamed)], schemas=[schema]))] == ["M004"]
     swapped = '@impl(m, "f")\ndef f_meta(x1, self, alpha):\n    return x1 + self\n'
     assert [c for c, _ in found(lint([meta_file(tmp_path, swapped)], schemas=[schema]))] == ["M003"]
+
+
+# -- what a user reads: every M finding's line, column, message and hint, on hand-written registrations --
+
+DEFECTIVE_META = '''\
+import torch
+from torch.library import Library, impl
+
+m = Library("npu", "IMPL", "Meta")
+
+
+@impl(m, "my_op")
+def my_op_meta(inp):
+    return torch.empty_like(inp)
+
+
+@impl(m, "my_pair")
+def my_pair_meta(y, x, extra):
+    return torch.empty_like(x)
+
+
+@impl(m, "my_void")
+def my_void_meta(x):
+    return x
+
+
+@impl(m, "my_def")
+def my_def_meta(x, k, eps=1e-6, *, mode):
+    if eps > 0:
+        return (x, x)
+
+
+@impl(m, "my_opp")
+def my_opp_meta(x):
+    return x
+
+
+@impl(m, "my_op")
+def my_op_meta2(x, y, *, k=1):
+    return torch.empty_like(x)
+'''
+
+DEFECTIVE_CUSTOM_OPS = '''\
+import torch
+
+
+@torch.library.custom_op("mylib::my_add_", mutates_args=("x",), device_types="npu")
+def my_add_(x: torch.Tensor, y: torch.Tensor) -> None:
+    y.add_(x)
+
+
+@my_add_.register_fake
+def _(x: torch.Tensor, y: float) -> int:
+    return x
+
+
+@torch.library.custom_op("mylib::my_any", mutates_args="unknown")
+def my_any(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@torch.library.custom_op("mylib::my_pad", mutates_args=())
+def my_pad(x: torch.Tensor, pads: tuple[int, int]) -> torch.Tensor:
+    return x
+
+
+@torch.library.custom_op("mylib::my_scale", mutates_args=("x",), schema="(Tensor(a!) x, Tensor(b!) y) -> ()")
+def my_scale(x: torch.Tensor, y: torch.Tensor) -> None:
+    x.mul_(2)
+'''
+
+
+def read_by_user(result) -> list[tuple]:
+    return [(f.code, Path(f.path).name, f.line, f.column, f.message, f.hint) for f in result.findings]
+
+
+def test_every_meta_finding_as_the_user_reads_it(tmp_path):
+    schemas = ["my_op(Tensor x, Tensor y, *, int k=1) -> Tensor", "my_pair(Tensor x, Tensor y) -> (Tensor, Tensor)", "my_void(Tensor(a!) x) -> ()",
+               "my_def(Tensor x, int k=1, float eps=1e-5) -> Tensor", "my_gone(Tensor x) -> Tensor"]  # fmt: skip
+    result = lint([write(tmp_path, "meta.py", DEFECTIVE_META)], schemas=schemas, use_cache=False)
+    assert read_by_user(result) == [
+        ("M002", "meta.py", 7, 2, "keyword-only argument 'k' is passed by name whenever it is not 1, but my_op_meta has no parameter 'k'", None),
+        ("M002", "meta.py", 7, 2, "my_op_meta takes 1 positional parameters but the schema passes 2 (y not accepted)", None),
+        ("M004", "meta.py", 7, 2, "parameter 'inp' receives schema argument 'x': name it 'x'", None),
+        ("M002", "meta.py", 12, 2, "parameter 'extra' of my_pair_meta has no default and the schema never passes it: every call fails", None),
+        ("M003", "meta.py", 12, 2, "parameters (y, x, extra) receive the schema's positional arguments (x, y): x, y land in the wrong parameter", None),
+        ("M006", "meta.py", 12, 2, "my_pair_meta returns a single tensor (line 14) but the schema returns a tuple of 2", None),
+        ("M007", "meta.py", 17, 2, "my_void_meta returns 'x' (the mutated input) at line 19, but the schema returns (): return None", None),
+        ("M002", "meta.py", 22, 2, "parameter 'mode' of my_def_meta has no default and the schema never passes it: every call fails", None),
+        ("M005", "meta.py", 22, 2, "'eps' defaults to 1e-06 but the schema's 'eps' defaults to 1e-5: calls that pass 1e-5 get 1e-06", None),
+        ("M005", "meta.py", 22, 2, "schema argument 'k' defaults to 1: calls that leave it there drop it, and my_def_meta's 'k' has no default", None),
+        ("M006", "meta.py", 22, 2, "my_def_meta can end without a return statement (returning None) but the schema returns one value", None),
+        ("M006", "meta.py", 22, 2, "my_def_meta returns a tuple of 2 (line 25) but the schema returns one value", None),
+        ("M011", "meta.py", 28, 2, "meta registration for 'npu::my_opp', which no linted schema declares", None),
+        ("M014", "meta.py", 33, 2, "'npu::my_op' already has a meta registration at line 7", None),
+        ("M001", "<schema 5>", 1, 1, "op 'my_gone' has no Meta registration in the linted Python files",
+         'add @impl(m, "my_gone") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake'),
+    ]  # fmt: skip
+
+
+def test_every_custom_op_finding_as_the_user_reads_it(tmp_path):
+    path = write(tmp_path, "ops.py", DEFECTIVE_CUSTOM_OPS)
+    result = lint([path], schemas=["mylib::my_add_(Tensor(a!) x, Tensor(b!) y) -> ()"], dialect=Dialect.TORCH_LIBRARY, use_cache=False)
+    hint = 'add @impl(m, "{}") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake'
+    assert read_by_user(result) == [
+        ("M008", "ops.py", 4, 2, "mutates_args covers ['x'] but <schema>:1 declares ['x', 'y'] as Tensor(a!)", None),
+        ("M010", "ops.py", 4, 2, "my_add_ writes 'y' in place (line 6) but mutates_args does not list it", None),
+        ("M007", "ops.py", 9, 2, "_ returns 'x' (the mutated input) at line 11, but the schema returns (): return None", None),
+        ("M013", "ops.py", 9, 2, "fake parameter 'y' is annotated float, custom_op my_add_ says Tensor", None),
+        ("M013", "ops.py", 9, 2, "fake returns SymInt, custom_op my_add_ returns ()", None),
+        ("M001", "ops.py", 14, 2, "op 'my_any' has no register_fake in the linted Python files", hint.format("my_any")),
+        ("M009", "ops.py", 14, 2, 'custom_op mylib::my_any declares mutates_args="unknown": every tensor argument counts as written', None),
+        ("M012", "ops.py", 19, 2, "custom_op mylib::my_pad: tuple annotation tuple[int, int] is not supported for parameters; use list[...]", None),
+        ("M001", "ops.py", 24, 2, "op 'my_scale' has no register_fake in the linted Python files", hint.format("my_scale")),
+        ("M012", "ops.py", 24, 2, "custom_op mylib::my_scale: schema= marks ['x', 'y'] as Tensor(a!) but mutates_args is ['x']", None),
+    ]  # fmt: skip

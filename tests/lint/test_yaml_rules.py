@@ -512,3 +512,158 @@ def test_y106_unconventional_aclnn_name_is_a_note(tmp_path):
 def test_y106_conventional_name_is_clean(tmp_path):
     # the base name drops an in-place '_': my_op_ → aclnnMyOp
     assert findings(tmp_path, gen("my_op_(Tensor(a!) self) -> Tensor(a!)", "exec: aclnnMyOp\n"), "Y106") == []
+
+
+# -- what a user reads: every Y finding's line, column, message and hint on a hand-written file --------
+
+DEFECTS_Y0 = """\
+all_version: [v2.1, v2.2, v2.3, v2.10]
+official:
+  - func: abs(Tensor self) -> Tensor
+    op_api: [v2.1, newest]
+    gen_opapi:
+      out:
+        size: self
+        dtype: self
+      exec: aclnnAbs
+  - func: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    op_api: all_version
+autograd: []
+symint:
+  - func: my_op(Tensor x) -> Tensor
+    gen_opapi:
+      exec: aclnnMyOp
+custom:
+  - func: my_op(Tensor x) -> Tensor
+    op_apl: v2.1
+    op_api: v2.1
+    op_api: 'v2.1,v2.2'
+    acl_op: [v2.3, v2.1]
+    exposed: true
+    device_check: NoChecks
+  - func: my_op(Tensor x) -> Tensor
+    op_api: [v9.9, v2.2, v2.3]
+    dvm: 'v2.1, v2.9'
+  - op_api: all_version
+  - func: 7
+  - func: my_gen(Tensor x) -> Tensor
+    gen_opapi:
+      out:
+        size: x
+        dtype: x
+      exec: aclnnMyGen
+"""
+
+DEFECTS_Y1 = """\
+all_version: [v2.1, v2.2]
+official:
+  - func: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: self
+        dtype: self
+      exec: aclnnAbs
+  - func: neg(Tensor self) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: self
+        dtype: self
+      exec: aclnnNeg
+autograd: []
+symint: []
+quant: []
+custom:
+  - func: my_pair(Tensor x, float alpha) -> (Tensor, Tensor)
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: y
+        dtype: x
+        shape: x
+      exec: aclnnMyPair, x, beta, out
+  - func: my_two(Tensor x) -> (Tensor y, Tensor rstd)
+    op_api: all_version
+    gen_opapi:
+      y:
+        size: x
+      z:
+        size: x
+        dtype: x
+      exec: aclnnMyTwoOps
+  - func: my_res.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+    op_api: all_version
+    gen_opapi:
+      res:
+        size: x
+      exec: aclnnMyRes
+  - func: my_none(Tensor x) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: x
+        dtype: x
+  - func: my_num(Tensor x) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      out:
+        size: x
+        dtype: x
+      exec: 5
+  - func: my_flat(Tensor x) -> Tensor
+    op_api: all_version
+    gen_opapi: aclnnMyFlat
+  - func: my_abs(Tensor self) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      structured_inherit: abs.outt
+  - func: my_neg(Tensor self) -> Tensor
+    op_api: all_version
+    gen_opapi:
+      structured_inherit: neg
+"""
+
+
+def read_by_user(tmp_path: Path, text: str) -> list[tuple]:
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(text)
+    return [(f.code, f.line, f.column, f.message, f.hint) for f in lint([str(path)], use_cache=False).findings]
+
+
+def test_every_y0xx_finding_as_the_user_reads_it(tmp_path):
+    gen_without_op_api = ("gen_opapi without op_api: the codegen never generates this kernel", "add op_api with the versions the generated kernel serves")
+    assert read_by_user(tmp_path, DEFECTS_Y0) == [
+        ("Y001", 1, 1, "missing section(s): quant", "add each as an empty list, e.g. quant: []"),
+        ("Y008", 15, 5, *gen_without_op_api),
+        ("Y012", 15, 5, "gen_opapi under 'symint' is never read by the codegen", None),
+        ("Y002", 19, 5, "unknown entry field 'op_apl' is ignored by the codegen", "did you mean 'op_api'?"),
+        ("Y004", 21, 5, "key 'op_api' is written twice (first at line 20); only the last value is used", None),
+        ("Y006", 21, 14, "op_api: comma list 'v2.1,v2.2' must separate versions with ', ' (comma and one space)", "write e.g. 'v2.6, v2.7', or a range [v2.6, v2.7]"),
+        ("Y007", 22, 20, "acl_op: range [v2.3, v2.1] ends before it starts: it selects no version", "write [v2.1, v2.3]"),
+        ("Y010", 23, 14, "exposed: true is a bool, not a version spec", "write exposed: all_version, or a version range such as [v2.6, newest]"),
+        ("Y011", 24, 19, "device_check 'NoChecks' is not one of NoCheck, ExactSame", "did you mean 'NoCheck'?"),
+        ("Y005", 26, 14, "op_api: version 'v9.9' is not in all_version", "add it to all_version or fix the spelling"),
+        ("Y006", 26, 26, "op_api: a version range has 2 items, found 3: the codegen reads only [v9.9, v2.2]", "for a set of versions write a comma list string: 'v2.6, v2.8, v2.9'"),
+        ("Y005", 27, 17, "dvm: version 'v2.9' is not in all_version", "did you mean 'v2.3'?"),
+        ("Y003", 28, 5, "entry 2 of 'custom' has no 'func'", None),
+        ("Y003", 29, 11, "func is 7, not a schema string", None),
+        ("Y008", 31, 5, *gen_without_op_api),
+    ]  # fmt: skip
+
+
+def test_every_y1xx_finding_as_the_user_reads_it(tmp_path):
+    assert [f for f in read_by_user(tmp_path, DEFECTS_Y1) if f[0].startswith("Y")] == [
+        ("Y101", 23, 5, "1 result key(s) (out) for 2 returned Tensor(s)", "one key per returned tensor, e.g. out0, out1"),
+        ("Y102", 25, 15, "out.size 'y' is neither an argument of my_pair nor a new_params name", "arguments: x, alpha"),
+        ("Y101", 27, 9, "result 'out' has unknown field 'shape' (expected size, dtype, name)", None),
+        ("Y103", 28, 13, "exec passes 'beta', which is not an argument, a new_params name or a result", "valid: alpha, out, x; define expressions under new_params"),
+        ("Y101", 32, 7, "result 'y' has no dtype: an allocated result needs both (only out and in-place results default to the argument)", None),
+        ("Y106", 37, 13, "exec calls 'aclnnMyTwoOps', which follows no aclnn naming convention for 'my_two' (expected 'aclnnMyTwo' or a variant)", None),
+        ("Y101", 41, 7, "'res' is not an out argument of my_res.out (out)", None),
+        ("Y104", 46, 5, "gen_opapi has no exec", "add exec: aclnnMyNone"),
+        ("Y104", 56, 13, "exec must be a string 'aclnnName[, arg, ...]', found 5", None),
+        ("Y104", 59, 16, "gen_opapi must be a mapping with exec (and results), found 'aclnnMyFlat'", None),
+        ("Y105", 63, 27, "structured_inherit 'abs.outt' names no official/custom entry with gen_opapi", None),
+        ("Y105", 67, 27, "structured_inherit 'neg' is not an out variant (functional)", None),
+    ]  # fmt: skip

@@ -51,7 +51,7 @@ def _exec_op_types(project: LintProject) -> dict[tuple[str, int], str]:
     with its OpDef through the aclnn function its entry calls, as the built op is."""
     named = {}
     for file in project.yaml_files:
-        for entry in getattr(file, "entries", ()):
+        for entry in file.entries:
             func, gen = entry.get("func"), entry.get("gen_opapi")
             exec_node = gen.value.get("exec") if gen is not None and isinstance(gen.value, dict) else None
             op_type = naming.op_type_of_exec(exec_node.value) if exec_node is not None and isinstance(exec_node.value, str) else None

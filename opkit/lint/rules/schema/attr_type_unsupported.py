@@ -23,7 +23,7 @@ def attr_type_unsupported(site: SchemaSite) -> Iterator[Violation]:
     automatic converter cannot map them: the op needs a hand-written converter or a different type.
     """
     sig = site.signature
-    if sig is None or not site.is_custom:
+    if sig is None:
         return
     for a in sig.arguments:
         if a.type.is_input:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opkit.lint.sources import SchemaSite
-from opkit.signature import OpSignature, Dialect, SchemaError
+from opkit.signature import OpSignature, SchemaError
 
 
 def parse_error(site: SchemaSite) -> SchemaError | None:
@@ -12,7 +12,8 @@ def parse_error(site: SchemaSite) -> SchemaError | None:
 
 
 def canonical_from(error: SchemaError) -> str | None:
-    return error.canonical if error.dialect is Dialect.OP_PLUGIN else None
+    """The accepted spelling of a schema rejected only for its spelling; only op-plugin's parse sets one."""
+    return error.canonical
 
 
 def is_out_convention(sig: OpSignature) -> bool:

@@ -23,7 +23,7 @@ def default_before_required(site: SchemaSite) -> Iterator[Violation]:
     argument after the required ones, or make the later ones keyword-only.
     """
     sig = site.signature
-    if sig is None or not site.is_custom:
+    if sig is None:
         return
     positional = sig.positional_arguments
     for i, a in enumerate(positional):

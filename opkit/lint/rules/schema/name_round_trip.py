@@ -20,7 +20,7 @@ def name_round_trip(site: SchemaSite) -> Iterator[Violation]:
     ``rms_norm2d``: file names, the kernel symbol and TorchAir's converters no longer match the op.
     """
     sig = site.signature
-    if sig is None or not site.is_custom or sig.name_round_trips:
+    if sig is None or sig.name_round_trips:
         return
     yield Violation(
         f"'{sig.base_name}' → msOpGen op '{sig.op_type}' → files '{sig.kernel_name}': the name does not round-trip",

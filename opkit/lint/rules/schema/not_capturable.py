@@ -27,5 +27,5 @@ def not_capturable(site: SchemaSite) -> Iterator[Violation]:
         reasons.append("takes a Generator")
     if "nondeterministic_seeded" in site.tags:
         reasons.append("is tagged nondeterministic_seeded")
-    if reasons and site.is_custom:
+    if reasons:
         yield Violation(f"op {' and '.join(reasons)}: npugraph_ex cannot capture random-number ops")

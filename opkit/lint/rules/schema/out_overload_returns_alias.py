@@ -23,7 +23,7 @@ def out_overload_returns_alias(site: SchemaSite) -> Iterator[Violation]:
     pairs with the out= one. Make sure a functional overload exists and is the one models call.
     """
     sig = site.signature
-    if sig is None or not site.is_custom or not is_out_convention(sig):
+    if sig is None or not is_out_convention(sig):
         return
     outs = ", ".join(a.name for a in sig.out_arguments)
     yield Violation(

@@ -24,7 +24,7 @@ def rejected_by_torch_library(site: SchemaSite) -> Iterator[Violation]:
     builds, then ``import torch_npu`` fails.
     """
     sig = site.signature
-    if site.dialect is not Dialect.OP_PLUGIN or not site.is_custom or sig is None:
+    if site.dialect is not Dialect.OP_PLUGIN or sig is None:
         return
     problem = check_schema(sig.arguments, sig.text)
     if problem is not None:

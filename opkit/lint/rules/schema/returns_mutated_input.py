@@ -24,7 +24,7 @@ def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     overload in ATen's convention (``*, Tensor(a!) out) -> Tensor(a!)``) is S108 instead.
     """
     sig = site.signature
-    if sig is None or not site.is_custom or not sig.returns_alias or is_out_convention(sig):
+    if sig is None or not sig.returns_alias or is_out_convention(sig):
         return
     known = {s for a in sig.arguments if a.alias is not None for s in a.alias.sets}
     if not any(r.alias is not None and known.intersection(r.alias.sets) for r in sig.returns):

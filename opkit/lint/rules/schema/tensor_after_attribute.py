@@ -20,7 +20,7 @@ def tensor_after_attribute(site: SchemaSite) -> Iterator[Violation]:
     ``exec: aclnn<Op>`` passes the schema's arguments in schema order: put every tensor first.
     """
     sig = site.signature
-    if sig is None or not site.is_custom:
+    if sig is None:
         return
     seen_attr = None
     for a in sig.positional_arguments:

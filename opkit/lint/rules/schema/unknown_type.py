@@ -36,8 +36,8 @@ def unknown_type(site: SchemaSite) -> Iterator[Violation]:
     error = parse_error(site)
     if error is None or not error.is_unknown_type:
         return
-    m = _TYPE_NAME.match(error.message)
-    name = m.group(1) if m else ""
+    # Both parsers write the name as repr() of a type text without quotes (a quote breaks the argument layout first).
+    name = _TYPE_NAME.match(error.message).group(1)
     removed = REMOVED_TYPES.get(name)
     if removed is None:
         near = difflib.get_close_matches(name, _known_types(), n=1, cutoff=0.6)
