@@ -37,6 +37,8 @@ SUITES = {
     "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
     "opkit/verify/graphs.py": ["tests/verify/test_graphs_units.py"],
     "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],
+    "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
+    "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
 }  # fmt: skip
 
 # Imported once by mutmut's fork server, so that each mutant's process starts with them loaded.

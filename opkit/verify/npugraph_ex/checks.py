@@ -61,14 +61,14 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
             if node.op != "call_function":
                 continue
             name = _name(node.target)
-            if name in _WRAPPERS or getattr(node.target, "__name__", "") in _WRAPPERS:
+            if name in _WRAPPERS:
                 op = _name(node.args[0]) if node.args else "?"
                 if op in wanted:
                     problems.append(
                         Problem(
                             Stage.BACKEND,
                             "not_reinplaced",
-                            f"{op} is still wrapped in {getattr(node.target, '__name__', name)} after npugraph_ex's passes: "
+                            f"{op} is still wrapped in {name} after npugraph_ex's passes: "
                             "the capture copies its mutated argument instead of writing it in place",
                             "make the mutated argument a graph input or a fresh intermediate, not a view of one "
                             "(npugraph_ex does not re-inplace through views)",
