@@ -39,6 +39,7 @@ SUITES = {
     "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],
     "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
     "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
+    "opkit/verify/stages/": ["tests/verify/test_stage_units.py"],
 }  # fmt: skip
 
 # Imported once by mutmut's fork server, so that each mutant's process starts with them loaded.

@@ -9,10 +9,10 @@ import torch
 from stage_ops import NS, OPS, context
 
 from opkit.verify import stages
-from opkit.verify.report import MetaCheck, Problem, SkippedCheck, Stage
-from opkit.verify.stages import eager, meta, registration
+from opkit.verify.report import MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
+from opkit.verify.stages import eager, meta, numerics, opcheck, registration, replay
 from opkit.verify.backends import GraphCapture
-from opkit.verify.stages.calls import CompileRun
+from opkit.verify.stages.calls import CompiledCall, CompileRun
 from opkit.verify.stages.eager import EagerRun, OpCall
 
 X = torch.arange(6.0).reshape(2, 3)
@@ -419,3 +419,288 @@ def test_meta_structure_accepts_a_data_dependent_size(data):
     outputs: list = []
     assert meta.check_meta_structure(OPS.pick.default, [((data,), {})], outputs) == []
     assert isinstance(outputs[0].shape[0], torch.SymInt)
+
+
+# -- replay and numerics -------------------------------------------------------------------------------
+
+
+def _bump_twice(x, k=1.0):
+    """Mutates x, returns a tensor and a Python number."""
+    x.add_(k)
+    return x * 2, 7
+
+
+def _call(label, x, out, x_after, kwargs=None):
+    return CompiledCall(label, ((x.clone(),), dict(kwargs or {})), ((x_after,), dict(kwargs or {})), out)
+
+
+def _run(*calls, error=None, error_call=None) -> CompileRun:
+    return CompileRun(GraphCapture(), list(calls), error, error_call)
+
+
+_ACTION = (
+    "rerun with backend='aot_eager': if it differs there too, the Meta function or the schema's mutation "
+    "annotations mislead the graph; if only npugraph_ex differs, a replay reuses something captured once "
+    "(a Python scalar, an input address, state outside the graph)"
+)
+
+
+def test_compare_numerics_every_output_and_mutated_input():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    wrong_out = _call("replay", x, (x * 3, 7), x + 1)
+    not_mutated = _call("replay, inputs refilled in place", x, (x * 4, 7), x.clone())
+    wrong_number = _call("replay, new input tensors", x, (x * 4, 8), x + 1)
+    comparisons, problems = replay.compare_numerics(
+        _bump_twice, _run(good, wrong_out, not_mutated, wrong_number), ["x"], atol=None, rtol=None
+    )
+    assert [(c.name, c.call, c.ok) for c in comparisons] == [
+        ("output[0]", "capture", True),
+        ("output[1]", "capture", True),
+        ("input x", "capture", True),
+        ("output[0]", "replay", False),
+        ("output[1]", "replay", True),
+        ("input x", "replay", True),
+        ("output[0]", "replay, inputs refilled in place", True),
+        ("output[1]", "replay, inputs refilled in place", True),
+        ("input x", "replay, inputs refilled in place", False),
+        ("output[0]", "replay, new input tensors", True),
+        ("output[1]", "replay, new input tensors", False),
+        ("input x", "replay, new input tensors", True),
+    ]
+    assert comparisons[3].detail.startswith("Tensor-likes are not close! Mismatched elements: 2 / 2 (100.0%)")
+    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None
+    assert comparisons[10].detail == "8 != 7"
+    assert problems == [
+        Problem(Stage.REPLAY, "compiled_vs_eager", f"output[0] on the replay call differs from eager: {comparisons[3].detail}", _ACTION),
+        Problem(
+            Stage.REPLAY,
+            "compiled_vs_eager",
+            f"input x on the replay, inputs refilled in place call differs from eager: {comparisons[8].detail}",
+            _ACTION,
+        ),
+        Problem(Stage.REPLAY, "compiled_vs_eager", "output[1] on the replay, new input tensors call differs from eager: 8 != 7", _ACTION),
+    ]
+
+
+def test_compare_numerics_the_first_call_is_numerics_and_only_three_problems_are_filed():
+    x = torch.ones(2)
+    bad = _call("capture", x, (x, 8), x)
+    comparisons, problems = replay.compare_numerics(_bump_twice, _run(bad, bad), None, atol=None, rtol=None)
+    assert [c.ok for c in comparisons] == [False] * 6
+    assert [(p.stage, p.message.split(":")[0]) for p in problems] == [
+        (Stage.NUMERICS, "output[0] on the capture call differs from eager"),
+        (Stage.NUMERICS, "output[1] on the capture call differs from eager"),
+        (Stage.NUMERICS, "[0][0] on the capture call differs from eager"),  # no input names: the tree path
+    ]
+
+
+def test_compare_numerics_names_inputs_by_schema_and_keeps_other_paths():
+    x = torch.ones(2)
+    call = _call("capture", x, (x * 4, 7), x + 1, kwargs={"k": 1.0})
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), ["x", "k"], atol=None, rtol=None)
+    assert [c.name for c in comparisons] == ["output[0]", "output[1]", "input x", "[1]['k']"]
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), [], atol=None, rtol=None)
+    assert [c.name for c in comparisons][2:] == ["[0][0]", "[1]['k']"]
+
+
+def test_compare_numerics_tolerances_dtype_and_a_tensor_against_a_number():
+    x = torch.ones(2)
+    near = _call("capture", x, (x * 4 + 1e-3, 7), x + 1)
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [True] * 3
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=None, rtol=None)[0]] == [False, True, True]
+    other_dtype = _call("capture", x, ((x * 4).double(), 7), x + 1)
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(other_dtype), None, atol=None, rtol=None)
+    assert [c.ok for c in comparisons] == [False, True, True] and "dtype" in comparisons[0].detail
+    nan = _call("capture", torch.tensor([float("nan")]), (torch.tensor([float("nan")]), 7), torch.tensor([float("nan")]))
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(nan), None, atol=None, rtol=None)[0]] == [True] * 3
+    # A number against a tensor compares by value.
+    number = _call("capture", x, (x * 4, torch.tensor(7)), x + 1)
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(number), None, atol=None, rtol=None)[0]] == [True] * 3
+    number = _call("capture", x, (x * 4, torch.tensor(8)), x + 1)
+    comparisons = replay.compare_numerics(_bump_twice, _run(number), None, atol=None, rtol=None)[0]
+    assert [c.ok for c in comparisons] == [True, False, True] and comparisons[1].detail == "tensor(8) != 7"
+
+
+def test_identical_needs_the_same_metadata_and_values():
+    a = torch.ones(2, 3)
+    assert replay._identical(a.clone(), a)
+    assert not replay._identical(a.double(), a)
+    assert not replay._identical(a.reshape(3, 2), a)
+    assert not replay._identical(a * 2, a)
+    assert not replay._identical(a.to_sparse(), a.to_sparse())
+    assert not replay._identical(torch.ones(2, 3, device="meta"), a)
+
+
+def _numerics_context(*calls, **kw) -> object:
+    ctx = context(_bump_twice, torch.ones(2), **kw)
+    ctx.__dict__["compiled"] = _run(*calls)
+    ctx.__dict__["eager"] = EagerRun()
+    return ctx
+
+
+def test_compare_calls_and_the_units():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    bad = _call("replay", x, (x * 3, 7), x + 1)
+    ctx = _numerics_context(good, bad)
+    result = replay.compare_calls(ctx)
+    assert ctx.comparisons == result[0] and len(result[0]) == 6
+    assert [p.stage for p in result[1]] == [Stage.REPLAY]
+    assert numerics.numerics(ctx) == []
+    assert [p.check for p in replay.replay(ctx)] == ["compiled_vs_eager"]
+    first_bad = _numerics_context(bad)
+    assert [p.stage for p in numerics.numerics(first_bad)] == [Stage.NUMERICS]
+    assert replay.replay(first_bad) is None  # one call: nothing replayed
+
+
+def test_compare_calls_skips_what_proves_nothing():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    random = _numerics_context(good, good)
+    random.uncapturable = [UncapturableOp("aten::rand", "random")]
+    assert replay.replay(random) == [] and random.compared is None
+    assert random.skipped == [SkippedCheck("numerics", "the graph draws random numbers")]
+    filed = _numerics_context(good)
+    filed.problems.append(Problem(Stage.CAPTURE, "random", "m", "n"))
+    assert replay.compare_calls(filed) is None and filed.skipped == [SkippedCheck("numerics", "the graph draws random numbers")]
+    other = _numerics_context(good)
+    other.uncapturable = [UncapturableOp("aten::item", "cpu_sync")]
+    other.problems.append(Problem(Stage.CAPTURE, "cpu_sync", "m", "n"))
+    assert replay.compare_calls(other) is not None
+    stand_in = _numerics_context(good, real_kernel=False)
+    assert numerics.numerics(stand_in) is None
+    assert stand_in.skipped == [
+        SkippedCheck("numerics", "the kernel is a stand-in derived from the Meta function (add reference.py)")
+    ]
+    failed_eager = _numerics_context(good)
+    failed_eager.__dict__["eager"] = EagerRun(error=RuntimeError("x"))
+    assert replay.compare_calls(failed_eager) is None and failed_eager.skipped == []
+    nothing = _numerics_context()
+    assert replay.compare_calls(nothing) is None and replay.replay(nothing) is None
+    uncompiled = _numerics_context(good)
+    uncompiled.__dict__["compiled"] = None
+    assert replay.compare_calls(uncompiled) is None and replay.replay(uncompiled) is None
+    undefined = _numerics_context(good, ops=[f"{NS}::missing"])
+    undefined.problems.extend(registration.registration(undefined))
+    assert replay.compare_calls(undefined) is None
+
+
+def test_replay_unit_reports_a_call_that_failed():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    ctx = _numerics_context(good)
+    ctx.__dict__["compiled"] = _run(good, error=RuntimeError("replay broke"), error_call="replay")
+    (problem,) = replay.replay(ctx)
+    assert (problem.stage, problem.check, problem.message) == (
+        Stage.REPLAY,
+        "graph_run",
+        "the graph compiled by aot_eager failed on the replay call: RuntimeError: replay broke",
+    )
+    ctx = _numerics_context(good, good)
+    ctx.__dict__["compiled"] = _run(good, good, error=RuntimeError("third broke"), error_call="replay, new input tensors")
+    assert [p.check for p in replay.replay(ctx)] == ["graph_run"]
+
+
+# -- opcheck -------------------------------------------------------------------------------------------
+
+
+def test_mutates_or_aliases():
+    (plain,) = _calls(OPS.add_one, X)
+    (written,) = _calls(lambda x: OPS.bump_(x), X.clone())
+    (sneaky,) = _calls(lambda x, y: OPS.sneaky(x, y), X, X.clone())
+    assert [opcheck.mutates_or_aliases(c) for c in (plain, written, sneaky)] == [False, True, True]
+    view = OpCall(torch.ops.aten.view.default, (X, [6]), {}, None)  # its return aliases x: 'Tensor(a)'
+    assert opcheck.mutates_or_aliases(view)
+
+
+def test_run_opcheck_every_test_in_order():
+    calls = _calls(lambda x: OPS.col_sum(x).sum() + OPS.add_one(x).sum() + OPS.add_one(x + 1).sum(), X)
+    results = opcheck.run_opcheck(calls, opcheck.OPCHECK_ALL)
+    assert [r.op for r in results] == [f"{NS}::col_sum", f"{NS}::add_one"]
+    assert results[1].results == tuple((t, "SUCCESS") for t in opcheck.OPCHECK_ALL)
+    assert [t for t, _ in results[0].results] == list(opcheck.OPCHECK_ALL)
+    assert dict(results[0].results)["test_faketensor"].startswith(
+        f"MetadataMismatchError: When comparing the output of {NS}.col_sum.default on FakeTensor and concrete Tensors"
+    )
+    assert X.equal(torch.arange(6.0).reshape(2, 3))  # the calls' inputs are cloned, never written
+
+
+def test_run_opcheck_aot_dispatch_directly_or_through_opcheck():
+    (failing,) = _calls(OPS.meta_fails, X)
+    (result,) = opcheck.run_opcheck([failing], ("test_aot_dispatch_dynamic",))
+    assert result.results == (("test_aot_dispatch_dynamic", "RuntimeError: meta broke"),)
+    assert opcheck._aot_dispatch_dynamic(failing).args == ("meta broke",)
+    (good,) = _calls(OPS.add_one, X)
+    assert opcheck._aot_dispatch_dynamic(good) == "SUCCESS"
+    # A mutating op goes through opcheck, which clones its inputs first.
+    (written,) = _calls(lambda x: OPS.bump_(x), X.clone())
+    (result,) = opcheck.run_opcheck([written], ("test_schema", "test_aot_dispatch_dynamic"))
+    assert result.results == (("test_schema", "SUCCESS"), ("test_aot_dispatch_dynamic", "SUCCESS"))
+    assert opcheck.run_opcheck([good], ("test_schema",))[0].results == (("test_schema", "SUCCESS"),)
+
+
+def test_run_opcheck_when_opcheck_itself_fails():
+    (good,) = _calls(OPS.add_one, X)
+    (result,) = opcheck.run_opcheck([good], ("test_bogus",))
+    assert [k for k, _ in result.results] == ["opcheck"]
+    assert result.results[0][1].startswith("ValueError: ") and "test_bogus" in result.results[0][1]
+
+
+def test_opcheck_problems_filed_under_the_stage_of_each_test():
+    results = [
+        OpcheckResult(
+            f"{NS}::a",
+            (
+                ("test_schema", "SUCCESS"),
+                ("test_autograd_registration", "AssertionError: no autograd\nmore"),
+                ("test_faketensor", "MetadataMismatchError: shapes"),
+                ("test_aot_dispatch_dynamic", "RuntimeError: aot"),
+                ("opcheck", "ValueError: odd"),
+            ),
+        ),
+        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),
+        OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: explained"),)),
+    ]
+    explained = [Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::c")]
+    problems = opcheck.opcheck_problems(results, explained)
+    assert [(p.stage, p.check) for p in problems] == [
+        (Stage.REGISTRATION, "opcheck.test_autograd_registration"),
+        (Stage.META, "opcheck.test_faketensor"),
+        (Stage.AOT_FUNCTIONALIZATION, "opcheck.test_aot_dispatch_dynamic"),
+        (Stage.REGISTRATION, "opcheck.opcheck"),
+    ]
+    assert problems[0] == Problem(
+        Stage.REGISTRATION,
+        "opcheck.test_autograd_registration",
+        f"torch.library.opcheck's test_autograd_registration fails for {NS}::a: AssertionError: no autograd",
+        f"run torch.library.opcheck(torch.ops.{NS}.a, args, test_utils=('test_autograd_registration',)) and fix what "
+        "it reports",
+        f"{NS}::a",
+        "AssertionError: no autograd\nmore",
+    )
+    schema = [OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: x"),))]
+    assert opcheck.opcheck_problems(schema, [])[0].stage is Stage.REGISTRATION
+
+
+def test_opcheck_unit():
+    off = context(OPS.add_one.default, X)
+    assert opcheck.opcheck(off) is None
+    assert off.skipped == [SkippedCheck("opcheck", "turned off by the caller (opcheck=False)")]
+    ctx = context(OPS.col_sum.default, X, opcheck_tests=opcheck.OPCHECK_ALL)
+    assert [p.check for p in opcheck.opcheck(ctx)] == ["opcheck.test_faketensor"]
+    assert [r.op for r in ctx.opcheck] == [f"{NS}::col_sum"] and ctx.skipped == []
+    # Explained already by a more specific check of the same op.
+    ctx = context(OPS.col_sum.default, X, opcheck_tests=opcheck.OPCHECK_ALL)
+    ctx.problems.append(Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::col_sum"))
+    assert opcheck.opcheck(ctx) == [] and not ctx.opcheck[0].ok
+    stand_in = context(OPS.col_sum.default, X, real_kernel=False, opcheck_tests=opcheck.OPCHECK_ALL)
+    assert opcheck.opcheck(stand_in) == []
+    assert [t for t, _ in stand_in.opcheck[0].results] == ["test_schema", "test_autograd_registration", "test_aot_dispatch_dynamic"]
+    assert stand_in.skipped == [
+        SkippedCheck("opcheck.test_faketensor", "a stand-in kernel agrees with the Meta function by construction")
+    ]
+    assert opcheck.opcheck(context(lambda x: torch.relu(x), X, opcheck_tests=opcheck.OPCHECK_ALL)) is None
+    undefined = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::missing"], opcheck_tests=opcheck.OPCHECK_ALL)
+    undefined.problems.extend(registration.registration(undefined))
+    assert opcheck.opcheck(undefined) is None and undefined.opcheck == []
