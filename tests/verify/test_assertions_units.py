@@ -43,11 +43,14 @@ def _frames(exc: BaseException) -> dict:
     return frames
 
 
-def test_assert_enters_graph_raises_with_the_report():
-    # An op that is not registered fails at registration: nothing compiles. Default backend.
+def test_assert_enters_graph_raises_with_the_report(monkeypatch):
+    # An op that is not registered fails at registration: nothing compiles. The default backend, auto, with
+    # no torch-npu wheel to be had (the path names none): aot_eager.
+    monkeypatch.setenv("OPKIT_TORCH_NPU", "/nonexistent/torch_npu.whl")
     with pytest.raises(GraphEntryError) as caught:
         assert_enters_graph(lambda x: x, (torch.ones(1),), ops=["opkit_assertions_units::missing"])
     report = caught.value.report
+    assert report.backend == "aot_eager"
     assert [(p.stage, p.check, p.op) for p in report.problems] == [
         (Stage.REGISTRATION, "undefined_op", "opkit_assertions_units::missing")
     ]
@@ -55,10 +58,8 @@ def test_assert_enters_graph_raises_with_the_report():
 
 
 def test_assert_enters_graph_returns_the_passing_report():
-    report = assert_enters_graph(torch.relu, (torch.ones(2),), {}, backend="eager", device="cpu")
+    report = assert_enters_graph(lambda x, *, k: x * k, (torch.ones(2),), {"k": 3.0}, backend="eager", device="cpu")
     assert report.ok and (report.backend, report.device, report.graph_count) == ("eager", "cpu", 1)
-    report = assert_enters_graph(lambda x, *, k: x * k, (torch.ones(2),), {"k": 3.0}, backend="eager")
-    assert report.ok
 
 
 def test_assert_enters_graph_passes_its_options_on():
@@ -68,11 +69,12 @@ def test_assert_enters_graph_passes_its_options_on():
     assert [p.check for p in caught.value.report.problems] == ["op_not_in_graph"]
 
 
-def test_assert_project_enters_graph_raises_for_a_broken_project(make_project):
+def test_assert_project_enters_graph_raises_for_a_broken_project(make_project, monkeypatch):
+    monkeypatch.setenv("OPKIT_TORCH_NPU", "/nonexistent/torch_npu.whl")
     project = make_project(name="my_op", schema="my_op(Tensor x) -> Tensor", meta="raise ImportError('no torch_npu here')\n")
     with pytest.raises(GraphEntryError) as caught:
         assert_project_enters_graph(project)  # the default backend
-    assert [p.check for p in caught.value.report.problems] == ["meta_import"]
+    assert [p.check for p in caught.value.report.problems] == ["meta_import"] and caught.value.report.backend == "aot_eager"
     assert _frames(caught.value)["assert_project_enters_graph"]["__tracebackhide__"] is True
 
 
