@@ -39,6 +39,9 @@ def test_user_location_is_the_innermost_frame_under_from_user_code():
     assert diagnose.user_location('File "/torch/x.py", line 3, in run\nfrom user code:\n  (nothing)') is None
     assert diagnose.user_location('  File "/tmp/m.py", line 4, in f\n') == "/tmp/m.py:4 in f"
     assert diagnose.user_location("no frames") is None
+    # Only the first "from user code:" opens the user's frames.
+    twice = 'from user code:\n  File "/tmp/m.py", line 4, in f\nfrom user code:\n  (nothing)'
+    assert diagnose.user_location(twice) == "/tmp/m.py:4 in f"
 
 
 @pytest.mark.parametrize(
@@ -140,7 +143,7 @@ def test_meta_signature_with_no_op_known():
     [
         "Data-dependent branching",
         "Could not guard on data dependent expression u0 > 2",
-        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        "Unsupported Tensor.item() call",
         "dynamic shape operator: aten.nonzero.default",
         "set torch._dynamo.config.capture_scalar_outputs = True",
         "Tensor.tolist",
