@@ -77,20 +77,24 @@ EQUIVALENT: dict[str, str] = {
 }
 
 
+# Registering decorators: lint's rules and verify's stage units.
+REGISTRARS = ("rule", "stage_unit")
+
+
 def undecorate_rules(folder: Path) -> None:
-    """mutmut 3 never mutates a decorated function, and every rule is one (``@rule(...)``). In the
-    scratch copy each rule is registered after its ``def`` instead (``f = rule(...)(f)``): the same
-    registration, of the function mutmut has wrapped."""
+    """mutmut 3 never mutates a decorated function, and every rule is one (``@rule(...)``), as is every
+    stage unit (``@stage_unit(...)``). In the scratch copy each is registered after its ``def`` instead
+    (``f = rule(...)(f)``): the same registration, of the function mutmut has wrapped."""
     for path in folder.rglob("*.py"):
         text = path.read_text()
-        if "@rule(" not in text:
+        if not any(f"@{name}(" in text for name in REGISTRARS):
             continue
         lines = text.splitlines()
         moves = []
         for node in ast.parse(text).body:
             if isinstance(node, ast.FunctionDef):
                 for deco in node.decorator_list:
-                    if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "rule":
+                    if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) in REGISTRARS:
                         moves.append((deco.lineno, deco.end_lineno, node.end_lineno, node.name, ast.get_source_segment(text, deco)))
         for start, end, fn_end, name, call in sorted(moves, reverse=True):
             lines[fn_end:fn_end] = [f"{name} = {call}({name})"]
