@@ -43,6 +43,8 @@ def _fake_op(schema: str, kernel, fake) -> None:
 _fake_op("two(Tensor x) -> (Tensor, Tensor)", lambda x: (x + 1, x + 2), lambda x: (torch.empty_like(x),))
 # The fake output's size depends on the data: an unbacked SymInt (no hint to compare).
 _fake_op("pick(Tensor x) -> Tensor", lambda x: x[x > 0], lambda x: x.new_empty(torch.library.get_ctx().new_dynamic_size()))
+# Draws random numbers from a generator argument.
+_lib.op("noisy(Tensor x, *, Generator? generator=None) -> Tensor", lambda x, generator=None: x + 1, lambda x, generator=None: torch.empty_like(x))
 # Kernel only: no Meta function.
 _plain = torch.library.Library(NS, "FRAGMENT")
 _plain.define("no_meta(Tensor x) -> Tensor")
@@ -52,15 +54,15 @@ _plain_cpu.impl("no_meta", lambda x: x + 1)
 _lib.op("meta_fails(Tensor x) -> Tensor", lambda x: x + 1, lambda x: (_ for _ in ()).throw(RuntimeError("meta broke")))
 
 
-def context(fn_or_op, *args, ops=None, real_kernel: bool = True, opcheck_tests=(), **kwargs) -> CheckContext:
+def context(fn_or_op, *args, ops=None, real_kernel: bool = True, opcheck_tests=(), backend=None, device="cpu", **kwargs) -> CheckContext:
     """A CheckContext on backend aot_eager and the CPU, as check_graph_entry makes it (nothing run yet)."""
     return CheckContext(
         fn_or_op,
         as_target(fn_or_op, ops),
         args,
         kwargs,
-        BACKENDS["aot_eager"],
-        "cpu",
+        backend or BACKENDS["aot_eager"],
+        device,
         real_kernel=real_kernel,
         opcheck_tests=tuple(opcheck_tests),
     )

@@ -9,8 +9,15 @@ import torch
 from stage_ops import NS, OPS, context
 
 from opkit.verify import stages
-from opkit.verify.report import MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
-from opkit.verify.stages import eager, meta, numerics, opcheck, registration, replay
+from pathlib import Path
+
+from opkit.verify.backends import BACKENDS
+from opkit.verify.npugraph_ex import Emulation
+from opkit.verify.npugraph_ex.capture import CaptureViolation
+from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
+from opkit.verify.npugraph_ex.wheel import Wheel
+from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
+from opkit.verify.stages import aot, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
 from opkit.verify.backends import GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
 from opkit.verify.stages.eager import EagerRun, OpCall
@@ -704,3 +711,240 @@ def test_opcheck_unit():
     undefined = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::missing"], opcheck_tests=opcheck.OPCHECK_ALL)
     undefined.problems.extend(registration.registration(undefined))
     assert opcheck.opcheck(undefined) is None and undefined.opcheck == []
+
+
+# -- Dynamo, AOT, backend passes and capture, on a compile's evidence given as it would be recorded -----
+
+
+def _fx(*targets) -> torch.fx.GraphModule:
+    """A graph calling each target on its input in turn (only read, never run)."""
+    graph = torch.fx.Graph()
+    node = graph.placeholder("x")
+    for target in targets:
+        node = graph.call_function(target, (node,))
+    graph.output(node)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def _compiled(dynamo=(), aot=(), compiled=None, calls=(), error=None, error_call=None, observation=None) -> CompileRun:
+    capture = GraphCapture(list(dynamo), list(aot), compiled=len(dynamo) if compiled is None else compiled, observation=observation)
+    return CompileRun(capture, list(calls), error, error_call)
+
+
+def _with(ctx, compiled, **cached):
+    ctx.__dict__["compiled"] = compiled
+    ctx.__dict__.update(cached)
+    return ctx
+
+
+def _broken(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+
+def test_dynamo_unit_a_tracing_failure_with_breaks_explained():
+    exc = RuntimeError("Graph break due to unsupported builtin\n  Developer debug context: graph_break")
+    ctx = _with(context(_broken, X), _compiled(error=exc, compiled=0))
+    (problem,) = dynamo.dynamo(ctx)
+    assert (problem.stage, problem.check) == (Stage.DYNAMO, "graph_break") and problem.op is None  # user code
+    assert ctx.graph_count == 2
+    assert [(b.reason.splitlines()[0], b.location.rpartition(" in ")[2]) for b in ctx.graph_breaks] == [
+        ("Call to `torch._dynamo.graph_break()`", "_broken")
+    ]
+    assert ctx.graph_breaks[0].location.startswith(__file__ + ":")
+
+
+def test_dynamo_unit_a_tracing_failure_explain_cannot_redo():
+    exc = RuntimeError("The size of tensor a (3) must match the size of tensor b (5)")
+    ctx = _with(context(lambda x: x + torch.ones(5), X), _compiled(error=exc, compiled=0))
+    assert [p.check for p in dynamo.dynamo(ctx)] == ["graph_break"]
+    assert ctx.graph_count == 0 and ctx.graph_breaks == [GraphBreak("The size of tensor a (3) must match the size of tensor b (5)")]
+
+
+def test_dynamo_unit_an_op_failure_names_the_schema_parameters():
+    exc = _raised_from(RuntimeError("failed while attempting to run meta for opkit_stage_units.takes_k.default"), TypeError("bad"))
+    ctx = _with(context(OPS.takes_k.default, X), _compiled(error=exc, compiled=0))
+    ctx.target.fn = lambda x, k=1: x * k  # explain traces this instead: one graph, no break
+    (problem,) = dynamo.dynamo(ctx)
+    assert problem.check == "meta_signature" and problem.next_action.endswith("in schema order (x, k)")
+    assert ctx.graph_count == 1 and [b.reason for b in ctx.graph_breaks] == ["failed while attempting to run meta for opkit_stage_units.takes_k.default"]
+
+
+def _raised_from(exc, cause):
+    try:
+        raise exc from cause
+    except RuntimeError as caught:
+        return caught
+
+
+def test_dynamo_unit_breaks_without_fullgraph_and_ops_in_the_graph():
+    gm = _fx(torch.ops.aten.relu.default)
+    ctx = _with(context(_broken, X, ops=["aten::relu", f"{NS}::add_one"]), _compiled([gm, gm], [gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [
+        Problem(
+            Stage.DYNAMO,
+            "op_not_in_graph",
+            f"{NS}::add_one ran eagerly but is not in the captured graph",
+            "call it as torch.ops.<ns>.<name>(...) inside the compiled function; a wrapper Dynamo "
+            "skips (torch._dynamo.disable, allow_in_graph misuse) keeps it out",
+            f"{NS}::add_one",
+        )
+    ]
+    assert ctx.graph_count == 2 and len(ctx.graph_breaks) == 1
+    assert [(o.op, o.found, o.graph) for o in ctx.ops_in_graph] == [("aten::relu", True, "aot"), (f"{NS}::add_one", False, None)]
+
+
+def test_dynamo_unit_silent_cases():
+    gm = _fx(torch.ops.aten.relu.default)
+    assert dynamo.dynamo(_with(context(_broken, X), None)) is None
+    # fullgraph: more graphs are not explained again; a compile that failed leaves its missing ops to others.
+    ctx = _with(context(_broken, X, ops=[f"{NS}::add_one"]), _compiled([gm, gm], compiled=0))
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 2
+    ctx = _with(context(_broken, X), _compiled([gm, gm], error=RuntimeError("backend")))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == []
+    ctx = _with(context(_broken, X), _compiled([gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 1
+
+
+def test_explain_breaks():
+    graph_count, breaks = dynamo.explain_breaks(_broken, (X,), {})
+    assert graph_count == 2 and len(breaks) == 1
+    assert breaks[0].reason == breaks[0].reason.strip() and breaks[0].location.endswith(" in _broken")
+    assert dynamo.explain_breaks(lambda x: x + torch.ones(5), (X,), {}) is None
+    assert dynamo.explain_breaks(lambda x, *, k: x * k, (X,), {"k": 2.0}) == (1, [])
+
+
+def test_aot_and_passes_units_file_the_compile_failure_by_stage():
+    gm = _fx(torch.ops.aten.relu.default)
+    aot_failure = Problem(Stage.AOT_FUNCTIONALIZATION, "functionalization", "m", "n")
+    backend_failure = Problem(Stage.BACKEND, "backend_compile", "m", "n")
+    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=aot_failure)
+    assert aot.aot(ctx) == [aot_failure] and passes.passes(ctx) == []
+    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=backend_failure)
+    assert aot.aot(ctx) == [] and passes.passes(ctx) == [backend_failure]
+    ctx = _with(context(_broken, X), _compiled([gm]), compile_failure=None)
+    assert aot.aot(ctx) == [] and passes.passes(ctx) == []
+    # Nothing to say without a Dynamo graph, or (aot) when the backend hides the functionalized graph.
+    for compiled in (None, _compiled()):
+        ctx = _with(context(_broken, X), compiled, compile_failure=aot_failure)
+        assert aot.aot(ctx) is None and passes.passes(ctx) is None
+    hidden = _with(context(_broken, X, backend=BACKENDS["eager"]), _compiled([gm]), compile_failure=aot_failure)
+    assert aot.aot(hidden) is None
+
+
+def test_passes_unit_reads_npugraph_ex_observation():
+    gm = _fx(torch.ops.aten.relu.default)
+    wrapped = torch.fx.Graph()
+    x = wrapped.placeholder("x")
+    wrapped.output(wrapped.call_function(torch.ops.higher_order.auto_functionalized, (OPS.bump_.default,), {"x": x}))
+    after = torch.fx.GraphModule(torch.nn.Module(), wrapped)
+    observation = Observation([CompiledGraph(gm, after, ("x",))], ["Skipped fx_pass p for unsupported fx graph 1."])
+    ctx = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=observation), compile_failure=None)
+    assert [p.check for p in passes.passes(ctx)] == ["skipped_pass", "not_reinplaced"]
+    empty = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=Observation(logged=["Skipped fx_pass p"])), compile_failure=None)
+    assert passes.passes(empty) == []  # no graph compiled: its log is not read
+
+
+def test_capture_unit_uncapturable_ops():
+    rand = _fx(torch.ops.aten.rand_like.default, torch.ops.aten._local_scalar_dense.default, torch.ops.aten.nonzero.default)
+    ctx = _with(context(_broken, X, ops=[f"{NS}::noisy", f"{NS}::add_one"]), _compiled([_fx()], [rand], calls=[CompiledCall("capture", ((), {}))]))
+    assert capture.capture(ctx) == [
+        Problem(
+            Stage.CAPTURE,
+            "random",
+            "aten::rand_like is in the graph and npugraph_ex cannot capture it (random)",
+            "npugraph_ex cannot capture random-number ops: generate the random tensor outside the compiled region "
+            "and pass it in as an input",
+            "aten::rand_like",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "cpu_sync",
+            "aten::_local_scalar_dense is in the graph and npugraph_ex cannot capture it (cpu sync)",
+            "npugraph_ex cannot capture a device-to-host read: keep the value on the device as a tensor",
+            "aten::_local_scalar_dense",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "data_dependent",
+            "aten::nonzero is in the graph and npugraph_ex cannot capture it (data dependent)",
+            "npugraph_ex needs static shapes: replace the op with a fixed-shape form (masking with torch.where)",
+            "aten::nonzero",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "random",
+            f"{NS}::noisy is in the graph and npugraph_ex cannot capture it (random)",
+            "npugraph_ex cannot capture random-number ops: generate the random tensor outside the compiled region "
+            "and pass it in as an input",
+            f"{NS}::noisy",
+        ),
+    ]
+    assert [u.op for u in ctx.uncapturable] == ["aten::rand_like", "aten::_local_scalar_dense", "aten::nonzero", f"{NS}::noisy"]
+
+
+def test_capture_unit_reads_the_dynamo_graph_without_an_aot_one_and_host_constants_for_npugraph_ex():
+    root = torch.nn.Module()
+    root.register_buffer("c", torch.ones(2))
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.ops.aten.add.Tensor, (x, graph.get_attr("c"))))
+    gm = torch.fx.GraphModule(root, graph)
+    emulated = BACKENDS["npugraph_ex"].__class__("npugraph_ex", BACKENDS["aot_eager"].make, "cpu", True)
+    ctx = _with(context(_broken, X, backend=emulated), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))
+    assert [(p.check, p.message) for p in capture.capture(ctx)] == [
+        (
+            "cpu_constant",
+            "tensor constant c is in the graph and npugraph_ex cannot capture it (cpu constant)",
+        )
+    ]
+    assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))) == []
+
+
+def test_capture_unit_records_the_emulated_run():
+    gm = _fx(torch.ops.aten.relu.default)
+    observation = Observation([CompiledGraph(gm, gm, (), "graph_1")], ["The capture_limit reached when capturing. More"])
+    calls = [CompiledCall("capture", ((), {})), CompiledCall("replay", ((), {}))]
+    ctx = _with(context(_broken, X), _compiled([gm], calls=calls, error=RuntimeError("x"), error_call="replay, new input tensors", observation=observation))
+    ctx.emulation = Emulation(Wheel("2.13.0", Path("/nowhere"), "cache"), None, None)
+    assert [p.check for p in capture.capture(ctx)] == ["fallback_to_eager"]
+    assert ctx.npugraph_ex.source == "torch-npu 2.13.0 (cache)"
+    assert ctx.npugraph_ex.calls == ("capture", "replay", "replay, new input tensors (failed)")
+    assert ctx.npugraph_ex.fell_back_to_eager == "The capture_limit reached when capturing. More"
+    ok = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
+    ok.emulation = ctx.emulation
+    capture.capture(ok)
+    assert ok.npugraph_ex.calls == ("capture", "replay")
+    unemulated = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
+    assert capture.capture(unemulated) == [] and unemulated.npugraph_ex is None
+
+
+def test_capture_unit_a_first_call_that_fails():
+    gm = _fx(torch.ops.aten.relu.default)
+    failed = _with(context(_broken, X), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
+    assert capture.capture(failed) == [
+        Problem(
+            Stage.CAPTURE,
+            "graph_run",
+            "the graph compiled by aot_eager failed on the capture call: RuntimeError: aclgraph refused",
+            "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
+            "dtypes, and that mutated inputs are declared Tensor(a!))",
+            None,
+            "aclgraph refused",
+        )
+    ]
+    # Not capture's: eager fails too, the violation is already filed, or the backend never compiled.
+    for ctx in (
+        _with(context(_broken, X), _compiled([gm], error=RuntimeError("x"), error_call="capture"), eager=EagerRun(error=RuntimeError("e"))),
+        _with(context(_broken, X), _compiled([gm], error=CaptureViolation("cpu_sync", "aten::item", "m"), error_call="capture"), eager=EagerRun()),
+        _with(context(_broken, X), _compiled([gm, gm], compiled=1, error=RuntimeError("x")), eager=EagerRun()),
+    ):
+        assert capture.capture(ctx) is None
+    later = _with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))], error=RuntimeError("x"), error_call="replay"), eager=EagerRun())
+    assert capture.capture(later) == []
+    assert capture.capture(_with(context(_broken, X), None)) is None
+    assert capture.capture(_with(context(_broken, X), _compiled())) is None
