@@ -164,12 +164,21 @@ def test_data_dependent_ops_once_per_op_and_by_target_when_not_an_op():
 # -- uncapturable_ops ----------------------------------------------------------------------------------
 
 
-def _host_reads(x):
-    return torch.rand(2) + x.sum().item() + torch.ops.aten._to_copy.default(x, device="cpu") + x.nonzero().sum()
+def _host_reads(g, x):
+    """What make_fx(tracing_mode="symbolic") records for
+    ``torch.rand(2) + x.sum().item() + x.to("cpu") + x.nonzero().sum()``, the copy to the host included."""
+    a = g.call_function(torch.ops.aten.rand.default, ([2],), {"device": torch.device("cpu")})
+    total = g.call_function(torch.ops.aten.sum.default, (x,))
+    item = g.call_function(torch.ops.aten._local_scalar_dense.default, (total,))
+    b = g.call_function(torch.ops.aten.add.Tensor, (a, item))
+    c = g.call_function(torch.ops.aten._to_copy.default, (x,), {"device": torch.device("cpu")})
+    d = g.call_function(torch.ops.aten.nonzero.default, (x,))
+    e = g.call_function(torch.ops.aten.rand.default, ([2],))  # seen once
+    return g.call_function(torch.ops.aten.add.Tensor, (g.call_function(torch.ops.aten.add.Tensor, (b, c)), g.call_function(torch.ops.aten.sum.default, (d,))), {"alpha": e})
 
 
 def test_uncapturable_ops_kinds():
-    gm = _traced(_host_reads, torch.ones(2), mode="symbolic")
+    gm = _hand_graph(_host_reads)
     assert graphs.uncapturable_ops([gm], device="npu") == (
         UncapturableOp("aten::rand", "random"),
         UncapturableOp("aten::_local_scalar_dense", "cpu_sync"),
