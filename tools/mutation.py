@@ -74,6 +74,8 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.yaml_edit.x_plan_add__mutmut_119": "rstrip(None): YAML separates a key from its value by spaces and tabs only",
     "opkit.generate.yaml_edit.x_plan_add__mutmut_121": "rstrip('XX \tXX'): the text before the value ends in ':' after the spaces, never X",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
+    "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
+    "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
 }
 
 

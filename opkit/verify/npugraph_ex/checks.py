@@ -33,8 +33,9 @@ def run_record(observation: Observation, *, source: str, calls: Iterable[str], e
 
 
 def _name(target) -> str:
+    """An op's qualified name; anything else as it prints (a higher-order op prints its name: auto_functionalized)."""
     schema = getattr(target, "_schema", None)
-    return schema.name if schema is not None else str(getattr(target, "__name__", target))
+    return schema.name if schema is not None else str(target)
 
 
 def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[Problem]:
