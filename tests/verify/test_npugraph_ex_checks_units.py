@@ -167,6 +167,9 @@ def test_a_copy_without_args_and_a_graph_that_failed_to_compile():
     empty_copy = _graph(lambda g, x, y: g.call_function(torch.ops.aten.copy_.default, ()))
     observation = Observation([CompiledGraph(_PLAIN, empty_copy, ("x",)), CompiledGraph(_wrapped(torch.ops.higher_order.auto_functionalized))])
     assert checks.passes_problems(observation, ["opkit_checks_units::scale_"]) == []
+    # A graph that failed to compile comes first: the later ones are still read.
+    observation = Observation([CompiledGraph(_PLAIN), CompiledGraph(_PLAIN, _copy_back("x"), ("x",))])
+    assert [p.check for p in checks.passes_problems(observation, [])] == ["copy_back"]
 
 
 def test_swallowed_pass_failures_and_silence_on_a_clean_graph():
