@@ -76,7 +76,7 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
                             op,
                         )
                     )
-            elif name == "aten::copy_" and node.args and getattr(node.args[0], "name", None) in placeholders & mutated:
+            elif name == "aten::copy_" and node.args and node.args[0].name in placeholders & mutated:  # args[0]: a tensor's node
                 problems.append(
                     Problem(
                         Stage.BACKEND,
