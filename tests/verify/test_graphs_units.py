@@ -234,6 +234,9 @@ def test_uncapturable_copy_to_host(target, kwargs, device, found):
 def test_uncapturable_ops_skips_calls_that_are_not_op_overloads():
     gm = _hand_graph(lambda g, x: g.call_function(torch.rand, (2,)))
     assert graphs.uncapturable_ops([gm], device="npu") == ()
+    # ... and reads on past them.
+    gm = _hand_graph(lambda g, x: g.call_function(torch.ops.aten.rand.default, (g.call_function(torch.rand, (2,)),)))
+    assert graphs.uncapturable_ops([gm], device="npu") == (UncapturableOp("aten::rand", "random"),)
 
 
 def test_uncapturable_host_constants_only_for_npugraph_ex():
@@ -264,6 +267,14 @@ def test_uncapturable_a_constant_on_the_meta_device_is_not_on_the_host():
         return _hand_graph(lambda g, x: g.call_function(torch.ops.aten.add.Tensor, (x, g.get_attr("c"))), root)
 
     assert graphs.uncapturable_ops([with_constant(torch.ones(2, device="meta"))], device="npu", npu=True) == ()
+    root = torch.nn.Module()
+    root.register_buffer("c", torch.ones(2))
+    root.register_buffer("d", torch.zeros(2))
+    two = _hand_graph(lambda g, x: g.call_function(torch.ops.aten.add.Tensor, (g.get_attr("c"), g.get_attr("d"))), root)
+    assert graphs.uncapturable_ops([two], device="npu", npu=True) == (
+        UncapturableOp("tensor constant c", "cpu_constant"),
+        UncapturableOp("tensor constant d", "cpu_constant"),
+    )
     gm = with_constant(torch.ones(2))
     assert graphs.uncapturable_ops([gm], device="npu", npu=True) == (UncapturableOp("tensor constant c", "cpu_constant"),)
 
