@@ -60,6 +60,11 @@ SUITES = {
     "opkit/generate/refusals.py": ["tests/generate/test_refusals_units.py"],
     "opkit/generate/yaml_edit.py": ["tests/generate/test_yaml_edit_units.py"],
     "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
+    "opkit/verify/graphs.py": ["tests/verify/test_graphs_units.py"],
+    "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],
+    "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
+    "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
+    "opkit/verify/stages/": ["tests/verify/test_stage_units.py"],
 }  # fmt: skip
 
 # Imported once by mutmut's fork server, so that each mutant's process starts with them loaded.
@@ -102,6 +107,8 @@ EQUIVALENT: dict[str, str] = {
         "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
+    "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
+    "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
 }
 
 
@@ -115,21 +122,24 @@ ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant
 # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
 MUTMUT = shutil.which("mutmut") or ""
 
+# Registering decorators: lint's rules and verify's stage units.
+REGISTRARS = ("rule", "stage_unit")
+
 
 def undecorate_rules(folder: Path) -> None:
-    """mutmut 3 never mutates a decorated function, and every rule is one (``@rule(...)``). In the
-    scratch copy each rule is registered after its ``def`` instead (``f = rule(...)(f)``): the same
-    registration, of the function mutmut has wrapped."""
+    """mutmut 3 never mutates a decorated function, and every rule is one (``@rule(...)``), as is every
+    stage unit (``@stage_unit(...)``). In the scratch copy each is registered after its ``def`` instead
+    (``f = rule(...)(f)``): the same registration, of the function mutmut has wrapped."""
     for path in folder.rglob("*.py"):
         text = path.read_text()
-        if "@rule(" not in text:
+        if not any(f"@{name}(" in text for name in REGISTRARS):
             continue
         lines = text.splitlines()
         moves = []
         for node in ast.parse(text).body:
             if isinstance(node, ast.FunctionDef):
                 for deco in node.decorator_list:
-                    if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "rule":
+                    if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) in REGISTRARS:
                         moves.append((deco.lineno, deco.end_lineno, node.end_lineno, node.name, ast.get_source_segment(text, deco)))
         for start, end, fn_end, name, call in sorted(moves, reverse=True):
             lines[fn_end:fn_end] = [f"{name} = {call}({name})"]

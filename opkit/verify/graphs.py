@@ -7,8 +7,9 @@ from collections.abc import Iterable, Iterator
 from opkit.verify.report import OpInGraph, UncapturableOp
 
 _FUNCTIONALIZE_WRAPPERS = ("auto_functionalized", "auto_functionalized_v2")
-# Device-to-host reads: a sync on the NPU stream, which aclgraph capture forbids.
-_CPU_SYNC_OPS = frozenset({"aten::_local_scalar_dense", "aten::item", "aten::_assert_async", "aten::equal", "aten::is_nonzero"})
+# Device-to-host reads: a sync on the NPU stream, which aclgraph capture forbids. Those torch tags
+# data_dependent_output (item, _local_scalar_dense, equal, allclose) are found by the tag; these two carry none.
+_CPU_SYNC_OPS = frozenset({"aten::_assert_async", "aten::is_nonzero"})
 
 
 def op_qualname(op) -> str | None:
@@ -36,7 +37,7 @@ def _call_nodes(graphs: Iterable) -> Iterator:
 def _node_op(node) -> tuple[str | None, str]:
     """(qualified name of the op the node calls, the form it is called in)."""
     target = node.target
-    name = getattr(target, "__name__", None) or getattr(target, "name", None)
+    name = getattr(target, "__name__", None)  # an OpOverload's, a function's, or a higher-order op's (auto_functionalized)
     if name in _FUNCTIONALIZE_WRAPPERS and node.args:
         return op_qualname(node.args[0]), name
     return op_qualname(target), "direct"

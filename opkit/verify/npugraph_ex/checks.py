@@ -33,8 +33,9 @@ def run_record(observation: Observation, *, source: str, calls: Iterable[str], e
 
 
 def _name(target) -> str:
+    """An op's qualified name; anything else as it prints (a higher-order op prints its name: auto_functionalized)."""
     schema = getattr(target, "_schema", None)
-    return schema.name if schema is not None else str(getattr(target, "__name__", target))
+    return schema.name if schema is not None else str(target)
 
 
 def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[Problem]:
@@ -61,21 +62,21 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
             if node.op != "call_function":
                 continue
             name = _name(node.target)
-            if name in _WRAPPERS or getattr(node.target, "__name__", "") in _WRAPPERS:
+            if name in _WRAPPERS:
                 op = _name(node.args[0]) if node.args else "?"
                 if op in wanted:
                     problems.append(
                         Problem(
                             Stage.BACKEND,
                             "not_reinplaced",
-                            f"{op} is still wrapped in {getattr(node.target, '__name__', name)} after npugraph_ex's passes: "
+                            f"{op} is still wrapped in {name} after npugraph_ex's passes: "
                             "the capture copies its mutated argument instead of writing it in place",
                             "make the mutated argument a graph input or a fresh intermediate, not a view of one "
                             "(npugraph_ex does not re-inplace through views)",
                             op,
                         )
                     )
-            elif name == "aten::copy_" and node.args and getattr(node.args[0], "name", None) in placeholders & mutated:
+            elif name == "aten::copy_" and node.args and node.args[0].name in placeholders & mutated:  # args[0]: a tensor's node
                 problems.append(
                     Problem(
                         Stage.BACKEND,

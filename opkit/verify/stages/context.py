@@ -123,7 +123,10 @@ def has_fake_impl(op_name: str) -> bool:
         entry = singleton.get(full)
         if entry is not None and entry.fake_impl.kernel is not None:
             continue
-        if any(torch._C._dispatch_has_kernel_for_dispatch_key(full, key) for key in ("Meta", "CompositeImplicitAutograd")):
+        try:
+            if any(torch._C._dispatch_has_kernel_for_dispatch_key(full, key) for key in ("Meta", "CompositeImplicitAutograd")):
+                continue
+        except RuntimeError:  # a TorchScript-only overload (aten::add.t): not in the dispatcher, never traced
             continue
         return False
     return True

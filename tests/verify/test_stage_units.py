@@ -1,0 +1,950 @@
+"""The stage units that need no compile (registration, eager, the Meta function, and the pipeline itself),
+on small real ops (stage_ops.py) and a CheckContext made as check_graph_entry makes it. Expectations follow
+graph-entry.md's stages: the exact problems found, and silence on a correct op."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from stage_ops import NS, OPS, context
+
+from opkit.verify import stages
+from pathlib import Path
+
+from opkit.verify.backends import BACKENDS
+from opkit.verify.npugraph_ex import Emulation
+from opkit.verify.npugraph_ex.capture import CaptureViolation
+from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
+from opkit.verify.npugraph_ex.wheel import Wheel
+from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
+from opkit.verify.stages import aot, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
+from opkit.verify.backends import GraphCapture
+from opkit.verify.stages.calls import CompiledCall, CompileRun
+from opkit.verify.stages.eager import EagerRun, OpCall
+
+X = torch.arange(6.0).reshape(2, 3)
+
+
+def _calls(fn, *args, **kwargs) -> list[OpCall]:
+    run = eager.run_eager(context(fn, *args, **kwargs))
+    assert run.ok, run.error
+    return run.calls
+
+
+# -- the pipeline --------------------------------------------------------------------------------------
+
+
+def test_units_in_pipeline_order_with_their_stage_and_summary():
+    units = stages.units()
+    assert [(u.name, u.stage) for u in units] == [
+        ("registration", Stage.REGISTRATION),
+        ("eager", Stage.EAGER),
+        ("meta", Stage.META),
+        ("dynamo", Stage.DYNAMO),
+        ("aot", Stage.AOT_FUNCTIONALIZATION),
+        ("passes", Stage.BACKEND),
+        ("capture", Stage.CAPTURE),
+        ("replay", Stage.REPLAY),
+        ("numerics", Stage.NUMERICS),
+        ("opcheck", Stage.REGISTRATION),
+    ]
+    assert units[0].summary == "Each target op is registered with the dispatcher and has a Meta/fake function."
+    assert units[0].check is registration.registration
+
+
+def test_stage_unit_registers_the_first_docstring_line():
+    before = list(stages.UNITS)
+    try:
+
+        @stages.stage_unit("numerics", Stage.NUMERICS)
+        def extra(ctx):
+            """  First line.
+
+            More."""
+            return []
+
+        assert stages.UNITS[-1] == stages.StageUnit("numerics", Stage.NUMERICS, "First line.", extra)
+
+        @stages.stage_unit("numerics", Stage.NUMERICS)
+        def bare(ctx):
+            return []
+
+        assert stages.UNITS[-1].summary == ""
+    finally:
+        stages.UNITS[:] = before
+
+
+def test_run_an_undefined_op_stops_at_registration():
+    ctx = context(lambda x: x, X, ops=[f"{NS}::missing"])
+    ran = stages.run(ctx)
+    assert ran == [Stage.REGISTRATION]
+    assert [(p.stage, p.check) for p in ctx.problems] == [(Stage.REGISTRATION, "undefined_op")]
+    assert ctx.skipped == [SkippedCheck("opcheck", "turned off by the caller (opcheck=False)")]
+    assert stages.passed_stages(ran, ctx.problems) == ()
+    # A unit that could not run is skipped, and the later ones still run: here the compile (preset: Dynamo
+    # produced no graph, no error) lets only the Dynamo unit say something.
+    ctx = context(lambda x: torch.relu(x), X)
+    ctx.__dict__["compiled"] = CompileRun(GraphCapture())
+    assert stages.run(ctx) == [Stage.REGISTRATION, Stage.EAGER, Stage.DYNAMO] and ctx.problems == []
+    ctx.problems.append(Problem(Stage.EAGER, "eager_run", "m", "n"))
+    stages.run(ctx)
+    assert [p.check for p in ctx.problems] == ["eager_run"]  # accumulated, not replaced
+
+
+def test_passed_stages_in_stage_order_without_failed_ones():
+    ran = [Stage.NUMERICS, Stage.REGISTRATION, Stage.EAGER, Stage.DYNAMO]
+    problems = [Problem(Stage.DYNAMO, "graph_break", "m", "n"), Problem(Stage.CAPTURE, "random", "m", "n")]
+    assert stages.passed_stages(ran, problems) == (Stage.REGISTRATION, Stage.EAGER, Stage.NUMERICS)
+    assert stages.passed_stages([], []) == ()
+
+
+# -- registration --------------------------------------------------------------------------------------
+
+
+def test_check_registration():
+    # aten::add has TorchScript-only overloads (add.t) the dispatcher does not know: no crash on them.
+    assert registration.check_registration([f"{NS}::add_one", "aten::add", f"{NS}::bump_", f"{NS}::two"]) == []
+    assert registration.check_registration([f"{NS}::missing", f"{NS}::no_meta", "opkit_no_such_namespace::op"]) == [
+        Problem(
+            Stage.REGISTRATION,
+            "undefined_op",
+            f"{NS}::missing is not registered with the dispatcher",
+            "define the schema first: torch_npu does it from op_plugin_functions.yaml; off-NPU "
+            '`Library(ns, "FRAGMENT").define(func)` or torch.library.custom_op',
+            f"{NS}::missing",
+        ),
+        Problem(
+            Stage.REGISTRATION,
+            "missing_meta",
+            f"no Meta/fake function is registered for {NS}::no_meta, so Dynamo cannot trace it with fake tensors",
+            f'register `@impl(Library("{NS}", "IMPL", "Meta"), "no_meta")` (op-plugin) or `@no_meta.register_fake` '
+            "(custom_op) before torch.compile runs",
+            f"{NS}::no_meta",
+        ),
+        Problem(
+            Stage.REGISTRATION,
+            "undefined_op",
+            "opkit_no_such_namespace::op is not registered with the dispatcher",
+            "define the schema first: torch_npu does it from op_plugin_functions.yaml; off-NPU "
+            '`Library(ns, "FRAGMENT").define(func)` or torch.library.custom_op',
+            "opkit_no_such_namespace::op",
+        ),
+    ]
+
+
+def test_registration_unit_checks_the_target_ops():
+    assert [p.check for p in registration.registration(context(OPS.no_meta, X))] == ["missing_meta"]
+    assert registration.registration(context(OPS.add_one, X)) == []
+
+
+# -- eager ---------------------------------------------------------------------------------------------
+
+
+def _model(x, y):
+    a = OPS.add_one(x)
+    b = OPS.sneaky(a, y)
+    OPS.bump_(b)
+    return OPS.sneaky(b, y=y) + torch.relu(a)
+
+
+def test_run_eager_records_custom_op_calls_and_undeclared_mutations():
+    x, y = X.clone(), torch.zeros(2, 3)
+    run = eager.run_eager(context(_model, x, y))
+    assert run.ok and run.error is None and run.seconds >= 0
+    assert [c.op._schema.name for c in run.calls] == [f"{NS}::add_one", f"{NS}::sneaky", f"{NS}::bump_", f"{NS}::sneaky"]
+    assert [c.undeclared_mutations for c in run.calls] == [[], ["y"], [], ["y"]]
+    # Inputs as they were before the call, outputs as returned; the caller's tensors untouched.
+    assert torch.equal(run.calls[0].args[0], X) and torch.equal(run.calls[0].outputs, X + 1)
+    assert torch.equal(run.calls[1].args[1], torch.zeros(2, 3))
+    assert torch.equal(run.calls[3].args[1], torch.ones(2, 3))
+    assert torch.equal(y, torch.zeros(2, 3)) and torch.equal(x, X)
+
+
+def test_run_eager_nan_values_compare_equal():
+    run = eager.run_eager(context(lambda x: OPS.add_one(x), torch.tensor([float("nan"), 1.0])))
+    assert run.calls[0].undeclared_mutations == []
+
+
+def test_run_eager_keeps_the_error():
+    run = eager.run_eager(context(lambda x: OPS.add_one(x) + torch.ones(5), X))
+    assert not run.ok and run.seconds is None and isinstance(run.error, RuntimeError)
+    assert [c.op._schema.name for c in run.calls] == [f"{NS}::add_one"]
+
+
+def test_check_mutations_once_per_op_and_argument():
+    calls = _calls(_model, X, torch.zeros(2, 3))
+    assert eager.check_mutations(calls) == [
+        Problem(
+            Stage.REGISTRATION,
+            "undeclared_mutation",
+            f"the kernel of {NS}::sneaky mutates argument 'y', which the schema does not declare mutable",
+            "declare it 'Tensor(a!) y' in the schema (custom_op: mutates_args=(\"y\",)), or make the kernel write a "
+            "fresh tensor; an undeclared mutation is silently dropped or reordered in a graph",
+            f"{NS}::sneaky",
+        )
+    ]
+
+
+def test_eager_unit_fills_the_target_ops_of_a_function():
+    ctx = context(_model, X, torch.zeros(2, 3))
+    assert [p.check for p in eager.eager(ctx)] == ["undeclared_mutation"]
+    assert ctx.op_names == [f"{NS}::add_one", f"{NS}::bump_", f"{NS}::sneaky"]
+    named = context(_model, X, torch.zeros(2, 3), ops=[f"{NS}::add_one"])
+    eager.eager(named)
+    assert named.op_names == [f"{NS}::add_one"]
+
+
+def test_eager_unit_reports_a_failing_model():
+    ctx = context(lambda x: OPS.add_one(x) + torch.ones(5), X, ops=[f"{NS}::add_one"])
+    (problem,) = eager.eager(ctx)
+    assert problem == Problem(
+        Stage.EAGER,
+        "eager_run",
+        "the model fails outside torch.compile: RuntimeError: The size of tensor a (3) must match the size of tensor b "
+        "(5) at non-singleton dimension 1",
+        "fix eager first (graph-entry stage 1): the op needs a kernel for this device; off-NPU "
+        "give the project a reference.py",
+        f"{NS}::add_one",
+        str(ctx.eager.error),
+    )
+    assert ctx.op_names == [f"{NS}::add_one"]
+
+
+def test_eager_unit_leaves_a_failure_to_the_stage_that_explains_it():
+    # A stand-in kernel runs the Meta function: a broken Meta is the Meta stage's.
+    stand_in = context(OPS.meta_fails.default, X, real_kernel=False)
+    stand_in.__dict__["eager"] = EagerRun(error=RuntimeError("meta broke"))
+    assert eager.eager(stand_in) == []
+    # The same failure with a real kernel is eager's.
+    real = context(OPS.meta_fails.default, X)
+    real.__dict__["eager"] = EagerRun(error=RuntimeError("meta broke"))
+    assert [p.check for p in eager.eager(real)] == ["eager_run"]
+    # A stand-in whose Meta function is fine: its failure is eager's too.
+    fine = context(OPS.add_one.default, X, real_kernel=False)
+    fine.__dict__["eager"] = EagerRun(error=RuntimeError("device lost"))
+    assert [p.check for p in eager.eager(fine)] == ["eager_run"]
+    # Without a Meta function, a "fake" failure is registration's (missing_meta).
+    missing = context(OPS.no_meta, X)
+    missing.problems.extend(registration.registration(missing))
+    missing.__dict__["eager"] = EagerRun(error=RuntimeError("no fake impl registered"))
+    assert eager.eager(missing) == []
+    missing.__dict__["eager"] = EagerRun(error=RuntimeError("device lost"))
+    assert [p.check for p in eager.eager(missing)] == ["eager_run"]
+    unrelated = context(OPS.add_one, X)
+    unrelated.__dict__["eager"] = EagerRun(error=RuntimeError("Fake tensor mismatch"))
+    assert [p.check for p in eager.eager(unrelated)] == ["eager_run"]
+
+
+def test_eager_unit_skips_an_undefined_op():
+    ctx = context(lambda x: x, X, ops=[f"{NS}::missing"])
+    ctx.problems.extend(registration.registration(ctx))
+    assert eager.eager(ctx) is None
+
+
+def test_eager_unit_of_a_string_target_keeps_its_ops():
+    ctx = context(lambda x: torch.relu(x), X)
+    ctx.fn_or_op = "named by the caller"
+    assert eager.eager(ctx) == [] and ctx.op_names == []
+
+
+# -- the Meta function ---------------------------------------------------------------------------------
+
+
+def test_fake_vs_real_agrees_on_a_correct_meta():
+    calls = _calls(lambda x: OPS.add_one(OPS.add_one(x)), X)
+    checks, problems = meta.check_fake_vs_real(calls)
+    assert problems == []
+    assert checks == [
+        MetaCheck(
+            f"{NS}::add_one",
+            "output[0]",
+            "shape=(2, 3) dtype=torch.float32 stride=(3, 1)",
+            "shape=(2, 3) dtype=torch.float32 stride=(3, 1)",
+            True,
+        )
+    ]
+
+
+def test_fake_vs_real_shape_dtype_and_strides():
+    checks, problems = meta.check_fake_vs_real(_calls(lambda x: OPS.col_sum(x) + OPS.transposed(x).sum(), X))
+    assert [c.ok for c in checks] == [False, False]
+    assert problems == [
+        Problem(
+            Stage.META,
+            "fake_vs_real",
+            f"the Meta function of {NS}::col_sum disagrees with its kernel on output[0]: Meta gives shape=(2, 3) "
+            "dtype=torch.float32 stride=(3, 1), the kernel gives shape=(3,) dtype=torch.float64 stride=(1,)",
+            "fix col_sum_meta to infer the kernel's output shape, dtype and strides; a wrong Meta still compiles, and "
+            "the graph then plans memory for the wrong tensor",
+            f"{NS}::col_sum",
+        ),
+        Problem(
+            Stage.META,
+            "fake_vs_real",
+            f"the Meta function of {NS}::transposed disagrees with its kernel on output[0]: Meta gives shape=(2, 3) "
+            "dtype=torch.float32 stride=(3, 1), the kernel gives shape=(2, 3) dtype=torch.float32 stride=(1, 2)",
+            "fix transposed_meta to infer the kernel's output shape, dtype and strides; a wrong Meta still compiles, "
+            "and the graph then plans memory for the wrong tensor",
+            f"{NS}::transposed",
+        ),
+    ]
+
+
+def test_fake_vs_real_counts_and_non_tensor_outputs():
+    checks, problems = meta.check_fake_vs_real(_calls(lambda x: OPS.two(x)[0] + OPS.with_count(x)[0], X))
+    assert [(c.op, c.output, c.ok) for c in checks] == [
+        (f"{NS}::two", "output[0]", True),
+        (f"{NS}::with_count", "output[0]", True),
+    ]
+    assert problems == [
+        Problem(
+            Stage.META,
+            "fake_vs_real",
+            f"the Meta function of {NS}::two returns 1 values, the kernel 2",
+            "return exactly what the schema's returns declare",
+            f"{NS}::two",
+        )
+    ]
+
+
+def test_fake_vs_real_a_non_tensor_where_the_kernel_gives_a_tensor():
+    (call,) = _calls(OPS.add_one, X)
+    checks, problems = meta.check_fake_vs_real([call], {f"{NS}::add_one": 7})
+    assert checks == [MetaCheck(f"{NS}::add_one", "output[0]", "7", "shape=(2, 3) dtype=torch.float32 stride=(3, 1)", False)]
+    assert [p.message for p in problems] == [
+        f"the Meta function of {NS}::add_one disagrees with its kernel on output[0]: Meta gives 7, the kernel gives "
+        "shape=(2, 3) dtype=torch.float32 stride=(3, 1)"
+    ]
+
+
+def test_fake_vs_real_uses_the_meta_outputs_given():
+    (call,) = _calls(OPS.add_one, X)
+    checks, _ = meta.check_fake_vs_real([call], {f"{NS}::add_one": torch.empty(4)})
+    assert checks[0].fake == "shape=(4,) dtype=torch.float32 stride=(1,)" and not checks[0].ok
+    checks, _ = meta.check_fake_vs_real([call], {f"{NS}::other": torch.empty(4)})
+    assert checks[0].ok
+
+
+def test_fake_vs_real_skips_what_it_cannot_compare():
+    # A Meta function that raises is the Dynamo stage's to report; a data-dependent size has no hint.
+    assert meta.check_fake_vs_real(_calls(lambda x: OPS.meta_fails(x) + OPS.pick(x).sum(), X)) == ([], [])
+
+
+def test_meta_structure_silent_on_a_correct_meta_and_collects_its_outputs():
+    outputs: list = []
+    assert meta.check_meta_structure(OPS.add_one.default, [((X,), {}), ((torch.ones(4),), {})], outputs) == []
+    assert [tuple(o.shape) for o in outputs] == [(2, 3), (4,)]
+    assert meta.check_meta_structure(OPS.bump_.default, [((X,), {})]) == []
+    assert meta.check_meta_structure(OPS.two.default, [((X,), {})], None)[0].check == "meta_returns"
+    assert meta.check_meta_structure(OPS.add_one.default, [((X,), {})], None) == []
+
+
+def test_meta_structure_a_call_the_meta_function_refuses():
+    outputs: list = []
+    problems = meta.check_meta_structure(OPS.takes_k.default, [((X,), {}), ((X,), {"k": 2}), ((X, 3), {})], outputs)
+    assert outputs[0] is not None and outputs[1:] == [None, None]
+    assert [p.message for p in problems] == [
+        f"the Meta function of {NS}::takes_k fails when called with (k, x): TypeError: <lambda>() takes 1 positional "
+        "argument but 2 were given",
+        f"the Meta function of {NS}::takes_k fails when called with (x, k): TypeError: <lambda>() takes 1 positional "
+        "argument but 2 were given",
+    ]
+    assert problems[0] == Problem(
+        Stage.META,
+        "meta_call",
+        problems[0].message,
+        "make takes_k_meta take every schema parameter, defaulted ones included (x, k), in schema order",
+        f"{NS}::takes_k",
+        "<lambda>() takes 1 positional argument but 2 were given",
+    )
+
+
+def test_meta_structure_returns_and_aliases():
+    assert meta.check_meta_structure(OPS.two.default, [((X,), {})]) == [
+        Problem(
+            Stage.META,
+            "meta_returns",
+            f"the Meta function of {NS}::two returns 1 value(s), the schema declares 2 ((Tensor, Tensor))",
+            "return exactly the schema's returns: None for '-> ()', one tensor for '-> Tensor', a tuple for several",
+            f"{NS}::two",
+        )
+    ]
+    assert meta.check_meta_structure(OPS.alias_meta.default, [((X,), {}), ((X,), {})]) == [
+        Problem(
+            Stage.META,
+            "meta_alias",
+            f"the Meta function of {NS}::alias_meta returns an input (or a view of one) as output 0, but the schema's "
+            "return is a fresh tensor",
+            "allocate the output (torch.empty_like(x), x.new_empty(shape)); only a return annotated Tensor(a) may "
+            "alias its input",
+            f"{NS}::alias_meta",
+        )
+    ] * 2
+
+
+def test_first_call_per_op():
+    calls = _calls(_model, X, torch.zeros(2, 3))
+    assert [(c.op._schema.name, len(c.kwargs)) for c in meta.first_call_per_op(calls)] == [
+        (f"{NS}::add_one", 0),
+        (f"{NS}::sneaky", 0),
+        (f"{NS}::bump_", 0),
+    ]
+
+
+def test_meta_unit_on_an_op():
+    ctx = context(OPS.col_sum.default, X)
+    problems = meta.meta(ctx)
+    assert [p.check for p in problems] == ["fake_vs_real"]
+    assert [c.ok for c in ctx.meta_checks] == [False] and len(ctx.meta_outputs) == 1
+
+
+def test_meta_unit_on_a_function_checks_each_op_called():
+    ctx = context(lambda x: OPS.alias_meta(x) + OPS.add_one(x), X)
+    assert [(p.check, p.op) for p in meta.meta(ctx)] == [("meta_alias", f"{NS}::alias_meta")]
+    assert [c.ok for c in ctx.meta_checks] == [True, True]
+
+
+def test_meta_unit_with_a_stand_in_kernel_skips_fake_vs_real():
+    ctx = context(OPS.col_sum.default, X, real_kernel=False)
+    assert meta.meta(ctx) == [] and ctx.meta_checks == []
+    assert ctx.skipped == [SkippedCheck("fake vs real", "a stand-in kernel agrees with the Meta function by construction")]
+
+
+def test_meta_unit_without_calls():
+    assert meta.meta(context(lambda x: torch.relu(x), X)) is None
+    undefined = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::missing"])
+    undefined.problems.extend(registration.registration(undefined))
+    assert meta.meta(undefined) is None
+    # An op target is checked even when eager recorded nothing.
+    op = context(OPS.add_one.default, X)
+    op.__dict__["eager"] = EagerRun()
+    assert meta.meta(op) == []
+
+
+@pytest.mark.parametrize("data", [torch.tensor([1.0, -1.0, 2.0])])
+def test_meta_structure_accepts_a_data_dependent_size(data):
+    outputs: list = []
+    assert meta.check_meta_structure(OPS.pick.default, [((data,), {})], outputs) == []
+    assert isinstance(outputs[0].shape[0], torch.SymInt)
+
+
+# -- replay and numerics -------------------------------------------------------------------------------
+
+
+def _bump_twice(x, k=1.0):
+    """Mutates x, returns a tensor and a Python number."""
+    x.add_(k)
+    return x * 2, 7
+
+
+def _call(label, x, out, x_after, kwargs=None):
+    return CompiledCall(label, ((x.clone(),), dict(kwargs or {})), ((x_after,), dict(kwargs or {})), out)
+
+
+def _run(*calls, error=None, error_call=None) -> CompileRun:
+    return CompileRun(GraphCapture(), list(calls), error, error_call)
+
+
+_ACTION = (
+    "rerun with backend='aot_eager': if it differs there too, the Meta function or the schema's mutation "
+    "annotations mislead the graph; if only npugraph_ex differs, a replay reuses something captured once "
+    "(a Python scalar, an input address, state outside the graph)"
+)
+
+
+def test_compare_numerics_every_output_and_mutated_input():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    wrong_out = _call("replay", x, (x * 3, 7), x + 1)
+    not_mutated = _call("replay, inputs refilled in place", x, (x * 4, 7), x.clone())
+    wrong_number = _call("replay, new input tensors", x, (x * 4, 8), x + 1)
+    comparisons, problems = replay.compare_numerics(
+        _bump_twice, _run(good, wrong_out, not_mutated, wrong_number), ["x"], atol=None, rtol=None
+    )
+    assert [(c.name, c.call, c.ok) for c in comparisons] == [
+        ("output[0]", "capture", True),
+        ("output[1]", "capture", True),
+        ("input x", "capture", True),
+        ("output[0]", "replay", False),
+        ("output[1]", "replay", True),
+        ("input x", "replay", True),
+        ("output[0]", "replay, inputs refilled in place", True),
+        ("output[1]", "replay, inputs refilled in place", True),
+        ("input x", "replay, inputs refilled in place", False),
+        ("output[0]", "replay, new input tensors", True),
+        ("output[1]", "replay, new input tensors", False),
+        ("input x", "replay, new input tensors", True),
+    ]
+    assert comparisons[3].detail.startswith("Tensor-likes are not close! Mismatched elements: 2 / 2 (100.0%)")
+    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None
+    assert comparisons[10].detail == "8 != 7"
+    assert problems == [
+        Problem(Stage.REPLAY, "compiled_vs_eager", f"output[0] on the replay call differs from eager: {comparisons[3].detail}", _ACTION),
+        Problem(
+            Stage.REPLAY,
+            "compiled_vs_eager",
+            f"input x on the replay, inputs refilled in place call differs from eager: {comparisons[8].detail}",
+            _ACTION,
+        ),
+        Problem(Stage.REPLAY, "compiled_vs_eager", "output[1] on the replay, new input tensors call differs from eager: 8 != 7", _ACTION),
+    ]
+
+
+def test_compare_numerics_the_first_call_is_numerics_and_only_three_problems_are_filed():
+    x = torch.ones(2)
+    bad = _call("capture", x, (x, 8), x)
+    comparisons, problems = replay.compare_numerics(_bump_twice, _run(bad, bad), None, atol=None, rtol=None)
+    assert [c.ok for c in comparisons] == [False] * 6
+    assert [(p.stage, p.message.split(":")[0]) for p in problems] == [
+        (Stage.NUMERICS, "output[0] on the capture call differs from eager"),
+        (Stage.NUMERICS, "output[1] on the capture call differs from eager"),
+        (Stage.NUMERICS, "[0][0] on the capture call differs from eager"),  # no input names: the tree path
+    ]
+
+
+def test_compare_numerics_names_inputs_by_schema_and_keeps_other_paths():
+    x = torch.ones(2)
+    call = _call("capture", x, (x * 4, 7), x + 1, kwargs={"k": 1.0})
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), ["x", "k"], atol=None, rtol=None)
+    assert [c.name for c in comparisons] == ["output[0]", "output[1]", "input x", "[1]['k']"]
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), [], atol=None, rtol=None)
+    assert [c.name for c in comparisons][2:] == ["[0][0]", "[1]['k']"]
+
+
+def test_compare_numerics_tolerances_dtype_and_a_tensor_against_a_number():
+    x = torch.ones(2)
+    near = _call("capture", x, (x * 4 + 1e-3, 7), x + 1)
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [True] * 3
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=None, rtol=None)[0]] == [False, True, True]
+    other_dtype = _call("capture", x, ((x * 4).double(), 7), x + 1)
+    comparisons, _ = replay.compare_numerics(_bump_twice, _run(other_dtype), None, atol=None, rtol=None)
+    assert [c.ok for c in comparisons] == [False, True, True] and "dtype" in comparisons[0].detail
+    nan = _call("capture", torch.tensor([float("nan")]), (torch.tensor([float("nan")]), 7), torch.tensor([float("nan")]))
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(nan), None, atol=None, rtol=None)[0]] == [True] * 3
+    # A number against a tensor compares by value.
+    number = _call("capture", x, (x * 4, torch.tensor(7)), x + 1)
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(number), None, atol=None, rtol=None)[0]] == [True] * 3
+    number = _call("capture", x, (x * 4, torch.tensor(8)), x + 1)
+    comparisons = replay.compare_numerics(_bump_twice, _run(number), None, atol=None, rtol=None)[0]
+    assert [c.ok for c in comparisons] == [True, False, True] and comparisons[1].detail == "tensor(8) != 7"
+
+
+def test_identical_needs_the_same_metadata_and_values():
+    a = torch.ones(2, 3)
+    assert replay._identical(a.clone(), a)
+    assert not replay._identical(a.double(), a)
+    assert not replay._identical(a.reshape(3, 2), a)
+    assert not replay._identical(a * 2, a)
+    assert not replay._identical(a.to_sparse(), a.to_sparse())
+    assert not replay._identical(torch.ones(2, 3, device="meta"), a)
+
+
+def _numerics_context(*calls, **kw) -> object:
+    ctx = context(_bump_twice, torch.ones(2), **kw)
+    ctx.__dict__["compiled"] = _run(*calls)
+    ctx.__dict__["eager"] = EagerRun()
+    return ctx
+
+
+def test_compare_calls_and_the_units():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    bad = _call("replay", x, (x * 3, 7), x + 1)
+    ctx = _numerics_context(good, bad)
+    result = replay.compare_calls(ctx)
+    assert ctx.comparisons == result[0] and len(result[0]) == 6
+    assert [p.stage for p in result[1]] == [Stage.REPLAY]
+    assert numerics.numerics(ctx) == []
+    assert [p.check for p in replay.replay(ctx)] == ["compiled_vs_eager"]
+    first_bad = _numerics_context(bad)
+    assert [p.stage for p in numerics.numerics(first_bad)] == [Stage.NUMERICS]
+    assert replay.replay(first_bad) is None  # one call: nothing replayed
+
+
+def test_compare_calls_skips_what_proves_nothing():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    random = _numerics_context(good, good)
+    random.uncapturable = [UncapturableOp("aten::rand", "random")]
+    assert replay.replay(random) == [] and random.compared is None
+    assert random.skipped == [SkippedCheck("numerics", "the graph draws random numbers")]
+    filed = _numerics_context(good)
+    filed.problems.append(Problem(Stage.CAPTURE, "random", "m", "n"))
+    assert replay.compare_calls(filed) is None and filed.skipped == [SkippedCheck("numerics", "the graph draws random numbers")]
+    other = _numerics_context(good)
+    other.uncapturable = [UncapturableOp("aten::item", "cpu_sync")]
+    other.problems.append(Problem(Stage.CAPTURE, "cpu_sync", "m", "n"))
+    assert replay.compare_calls(other) is not None
+    stand_in = _numerics_context(good, real_kernel=False)
+    assert numerics.numerics(stand_in) is None
+    assert stand_in.skipped == [
+        SkippedCheck("numerics", "the kernel is a stand-in derived from the Meta function (add reference.py)")
+    ]
+    failed_eager = _numerics_context(good)
+    failed_eager.__dict__["eager"] = EagerRun(error=RuntimeError("x"))
+    assert replay.compare_calls(failed_eager) is None and failed_eager.skipped == []
+    nothing = _numerics_context()
+    assert replay.compare_calls(nothing) is None and replay.replay(nothing) is None
+    uncompiled = _numerics_context(good)
+    uncompiled.__dict__["compiled"] = None
+    assert replay.compare_calls(uncompiled) is None and replay.replay(uncompiled) is None
+    undefined = _numerics_context(good, ops=[f"{NS}::missing"])
+    undefined.problems.extend(registration.registration(undefined))
+    assert replay.compare_calls(undefined) is None
+
+
+def test_replay_unit_reports_a_call_that_failed():
+    x = torch.ones(2)
+    good = _call("capture", x, (x * 4, 7), x + 1)
+    ctx = _numerics_context(good)
+    ctx.__dict__["compiled"] = _run(good, error=RuntimeError("replay broke"), error_call="replay")
+    (problem,) = replay.replay(ctx)
+    assert (problem.stage, problem.check, problem.message) == (
+        Stage.REPLAY,
+        "graph_run",
+        "the graph compiled by aot_eager failed on the replay call: RuntimeError: replay broke",
+    )
+    ctx = _numerics_context(good, good)
+    ctx.__dict__["compiled"] = _run(good, good, error=RuntimeError("third broke"), error_call="replay, new input tensors")
+    assert [p.check for p in replay.replay(ctx)] == ["graph_run"]
+
+
+# -- opcheck -------------------------------------------------------------------------------------------
+
+
+def test_mutates_or_aliases():
+    (plain,) = _calls(OPS.add_one, X)
+    (written,) = _calls(lambda x: OPS.bump_(x), X.clone())
+    (sneaky,) = _calls(lambda x, y: OPS.sneaky(x, y), X, X.clone())
+    assert [opcheck.mutates_or_aliases(c) for c in (plain, written, sneaky)] == [False, True, True]
+    view = OpCall(torch.ops.aten.view.default, (X, [6]), {}, None)  # its return aliases x: 'Tensor(a)'
+    assert opcheck.mutates_or_aliases(view)
+
+
+def test_run_opcheck_every_test_in_order():
+    calls = _calls(lambda x: OPS.col_sum(x).sum() + OPS.add_one(x).sum() + OPS.add_one(x + 1).sum(), X)
+    results = opcheck.run_opcheck(calls, opcheck.OPCHECK_ALL)
+    assert [r.op for r in results] == [f"{NS}::col_sum", f"{NS}::add_one"]
+    assert results[1].results == tuple((t, "SUCCESS") for t in opcheck.OPCHECK_ALL)
+    assert [t for t, _ in results[0].results] == list(opcheck.OPCHECK_ALL)
+    assert dict(results[0].results)["test_faketensor"].startswith(
+        f"MetadataMismatchError: When comparing the output of {NS}.col_sum.default on FakeTensor and concrete Tensors"
+    )
+    assert X.equal(torch.arange(6.0).reshape(2, 3))  # the calls' inputs are cloned, never written
+
+
+def test_run_opcheck_aot_dispatch_directly_or_through_opcheck():
+    (failing,) = _calls(OPS.meta_fails, X)
+    (result,) = opcheck.run_opcheck([failing], ("test_aot_dispatch_dynamic",))
+    assert result.results == (("test_aot_dispatch_dynamic", "RuntimeError: meta broke"),)
+    assert opcheck._aot_dispatch_dynamic(failing).args == ("meta broke",)
+    (good,) = _calls(OPS.add_one, X)
+    assert opcheck._aot_dispatch_dynamic(good) == "SUCCESS"
+    # A mutating op goes through opcheck, which clones its inputs first.
+    (written,) = _calls(lambda x: OPS.bump_(x), X.clone())
+    (result,) = opcheck.run_opcheck([written], ("test_schema", "test_aot_dispatch_dynamic"))
+    assert result.results == (("test_schema", "SUCCESS"), ("test_aot_dispatch_dynamic", "SUCCESS"))
+    assert opcheck.run_opcheck([good], ("test_schema",))[0].results == (("test_schema", "SUCCESS"),)
+
+
+def test_run_opcheck_when_opcheck_itself_fails():
+    (good,) = _calls(OPS.add_one, X)
+    (result,) = opcheck.run_opcheck([good], ("test_bogus",))
+    assert [k for k, _ in result.results] == ["opcheck"]
+    assert result.results[0][1].startswith("ValueError: ") and "test_bogus" in result.results[0][1]
+
+
+def test_opcheck_problems_filed_under_the_stage_of_each_test():
+    results = [
+        OpcheckResult(
+            f"{NS}::a",
+            (
+                ("test_schema", "SUCCESS"),
+                ("test_autograd_registration", "AssertionError: no autograd\nmore"),
+                ("test_faketensor", "MetadataMismatchError: shapes"),
+                ("test_aot_dispatch_dynamic", "RuntimeError: aot"),
+                ("opcheck", "ValueError: odd"),
+            ),
+        ),
+        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),
+        OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: explained"),)),
+    ]
+    explained = [Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::c")]
+    problems = opcheck.opcheck_problems(results, explained)
+    assert [(p.stage, p.check) for p in problems] == [
+        (Stage.REGISTRATION, "opcheck.test_autograd_registration"),
+        (Stage.META, "opcheck.test_faketensor"),
+        (Stage.AOT_FUNCTIONALIZATION, "opcheck.test_aot_dispatch_dynamic"),
+        (Stage.REGISTRATION, "opcheck.opcheck"),
+    ]
+    assert problems[0] == Problem(
+        Stage.REGISTRATION,
+        "opcheck.test_autograd_registration",
+        f"torch.library.opcheck's test_autograd_registration fails for {NS}::a: AssertionError: no autograd",
+        f"run torch.library.opcheck(torch.ops.{NS}.a, args, test_utils=('test_autograd_registration',)) and fix what "
+        "it reports",
+        f"{NS}::a",
+        "AssertionError: no autograd\nmore",
+    )
+    schema = [OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: x"),))]
+    assert opcheck.opcheck_problems(schema, [])[0].stage is Stage.REGISTRATION
+
+
+def test_opcheck_unit():
+    off = context(OPS.add_one.default, X)
+    assert opcheck.opcheck(off) is None
+    assert off.skipped == [SkippedCheck("opcheck", "turned off by the caller (opcheck=False)")]
+    ctx = context(OPS.col_sum.default, X, opcheck_tests=opcheck.OPCHECK_ALL)
+    assert [p.check for p in opcheck.opcheck(ctx)] == ["opcheck.test_faketensor"]
+    assert [r.op for r in ctx.opcheck] == [f"{NS}::col_sum"] and ctx.skipped == []
+    # Explained already by a more specific check of the same op.
+    ctx = context(OPS.col_sum.default, X, opcheck_tests=opcheck.OPCHECK_ALL)
+    ctx.problems.append(Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::col_sum"))
+    assert opcheck.opcheck(ctx) == [] and not ctx.opcheck[0].ok
+    stand_in = context(OPS.col_sum.default, X, real_kernel=False, opcheck_tests=opcheck.OPCHECK_ALL)
+    assert opcheck.opcheck(stand_in) == []
+    assert [t for t, _ in stand_in.opcheck[0].results] == ["test_schema", "test_autograd_registration", "test_aot_dispatch_dynamic"]
+    assert stand_in.skipped == [
+        SkippedCheck("opcheck.test_faketensor", "a stand-in kernel agrees with the Meta function by construction")
+    ]
+    assert opcheck.opcheck(context(lambda x: torch.relu(x), X, opcheck_tests=opcheck.OPCHECK_ALL)) is None
+    undefined = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::missing"], opcheck_tests=opcheck.OPCHECK_ALL)
+    undefined.problems.extend(registration.registration(undefined))
+    assert opcheck.opcheck(undefined) is None and undefined.opcheck == []
+
+
+# -- Dynamo, AOT, backend passes and capture, on a compile's evidence given as it would be recorded -----
+
+
+def _fx(*targets) -> torch.fx.GraphModule:
+    """A graph calling each target on its input in turn (only read, never run)."""
+    graph = torch.fx.Graph()
+    node = graph.placeholder("x")
+    for target in targets:
+        node = graph.call_function(target, (node,))
+    graph.output(node)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def _compiled(dynamo=(), aot=(), compiled=None, calls=(), error=None, error_call=None, observation=None) -> CompileRun:
+    capture = GraphCapture(list(dynamo), list(aot), compiled=len(dynamo) if compiled is None else compiled, observation=observation)
+    return CompileRun(capture, list(calls), error, error_call)
+
+
+def _with(ctx, compiled, **cached):
+    ctx.__dict__["compiled"] = compiled
+    ctx.__dict__.update(cached)
+    return ctx
+
+
+def _broken(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+
+def test_dynamo_unit_a_tracing_failure_with_breaks_explained():
+    exc = RuntimeError("Graph break due to unsupported builtin\n  Developer debug context: graph_break")
+    ctx = _with(context(_broken, X), _compiled(error=exc, compiled=0))
+    (problem,) = dynamo.dynamo(ctx)
+    assert (problem.stage, problem.check) == (Stage.DYNAMO, "graph_break") and problem.op is None  # user code
+    assert ctx.graph_count == 2
+    assert [(b.reason.splitlines()[0], b.location.rpartition(" in ")[2]) for b in ctx.graph_breaks] == [
+        ("Call to `torch._dynamo.graph_break()`", "_broken")
+    ]
+    assert ctx.graph_breaks[0].location.startswith(__file__ + ":")
+
+
+def test_dynamo_unit_a_tracing_failure_explain_cannot_redo():
+    exc = RuntimeError("The size of tensor a (3) must match the size of tensor b (5)")
+    ctx = _with(context(lambda x: x + torch.ones(5), X), _compiled(error=exc, compiled=0))
+    assert [p.check for p in dynamo.dynamo(ctx)] == ["graph_break"]
+    assert ctx.graph_count == 0 and ctx.graph_breaks == [GraphBreak("The size of tensor a (3) must match the size of tensor b (5)")]
+
+
+def test_dynamo_unit_an_op_failure_names_the_schema_parameters():
+    exc = _raised_from(RuntimeError("failed while attempting to run meta for opkit_stage_units.takes_k.default"), TypeError("bad"))
+    ctx = _with(context(OPS.takes_k.default, X), _compiled(error=exc, compiled=0))
+    ctx.target.fn = lambda x, k=1: x * k  # explain traces this instead: one graph, no break
+    (problem,) = dynamo.dynamo(ctx)
+    assert problem.check == "meta_signature" and problem.next_action.endswith("in schema order (x, k)")
+    assert ctx.graph_count == 1 and [b.reason for b in ctx.graph_breaks] == ["failed while attempting to run meta for opkit_stage_units.takes_k.default"]
+
+
+def _raised_from(exc, cause):
+    try:
+        raise exc from cause
+    except RuntimeError as caught:
+        return caught
+
+
+def test_dynamo_unit_breaks_without_fullgraph_and_ops_in_the_graph():
+    gm = _fx(torch.ops.aten.relu.default)
+    ctx = _with(context(_broken, X, ops=["aten::relu", f"{NS}::add_one"]), _compiled([gm, gm], [gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [
+        Problem(
+            Stage.DYNAMO,
+            "op_not_in_graph",
+            f"{NS}::add_one ran eagerly but is not in the captured graph",
+            "call it as torch.ops.<ns>.<name>(...) inside the compiled function; a wrapper Dynamo "
+            "skips (torch._dynamo.disable, allow_in_graph misuse) keeps it out",
+            f"{NS}::add_one",
+        )
+    ]
+    assert ctx.graph_count == 2 and len(ctx.graph_breaks) == 1
+    assert [(o.op, o.found, o.graph) for o in ctx.ops_in_graph] == [("aten::relu", True, "aot"), (f"{NS}::add_one", False, None)]
+
+
+def test_dynamo_unit_silent_cases():
+    gm = _fx(torch.ops.aten.relu.default)
+    assert dynamo.dynamo(_with(context(_broken, X), None)) is None
+    # fullgraph: more graphs are not explained again; a compile that failed leaves its missing ops to others.
+    ctx = _with(context(_broken, X, ops=[f"{NS}::add_one"]), _compiled([gm, gm], compiled=0))
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 2
+    ctx = _with(context(_broken, X), _compiled([gm, gm], error=RuntimeError("backend")))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == []
+    ctx = _with(context(_broken, X), _compiled([gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 1
+
+
+def test_explain_breaks():
+    graph_count, breaks = dynamo.explain_breaks(_broken, (X,), {})
+    assert graph_count == 2 and len(breaks) == 1
+    assert breaks[0].reason == breaks[0].reason.strip() and breaks[0].location.endswith(" in _broken")
+    assert dynamo.explain_breaks(lambda x: x + torch.ones(5), (X,), {}) is None
+    assert dynamo.explain_breaks(lambda x, *, k: x * k, (X,), {"k": 2.0}) == (1, [])
+
+
+def test_aot_and_passes_units_file_the_compile_failure_by_stage():
+    gm = _fx(torch.ops.aten.relu.default)
+    aot_failure = Problem(Stage.AOT_FUNCTIONALIZATION, "functionalization", "m", "n")
+    backend_failure = Problem(Stage.BACKEND, "backend_compile", "m", "n")
+    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=aot_failure)
+    assert aot.aot(ctx) == [aot_failure] and passes.passes(ctx) == []
+    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=backend_failure)
+    assert aot.aot(ctx) == [] and passes.passes(ctx) == [backend_failure]
+    ctx = _with(context(_broken, X), _compiled([gm]), compile_failure=None)
+    assert aot.aot(ctx) == [] and passes.passes(ctx) == []
+    # Nothing to say without a Dynamo graph, or (aot) when the backend hides the functionalized graph.
+    for compiled in (None, _compiled()):
+        ctx = _with(context(_broken, X), compiled, compile_failure=aot_failure)
+        assert aot.aot(ctx) is None and passes.passes(ctx) is None
+    hidden = _with(context(_broken, X, backend=BACKENDS["eager"]), _compiled([gm]), compile_failure=aot_failure)
+    assert aot.aot(hidden) is None
+
+
+def test_passes_unit_reads_npugraph_ex_observation():
+    gm = _fx(torch.ops.aten.relu.default)
+    wrapped = torch.fx.Graph()
+    x = wrapped.placeholder("x")
+    wrapped.output(wrapped.call_function(torch.ops.higher_order.auto_functionalized, (OPS.bump_.default,), {"x": x}))
+    after = torch.fx.GraphModule(torch.nn.Module(), wrapped)
+    observation = Observation([CompiledGraph(gm, after, ("x",))], ["Skipped fx_pass p for unsupported fx graph 1."])
+    ctx = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=observation), compile_failure=None)
+    assert [p.check for p in passes.passes(ctx)] == ["skipped_pass", "not_reinplaced"]
+    empty = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=Observation(logged=["Skipped fx_pass p"])), compile_failure=None)
+    assert passes.passes(empty) == []  # no graph compiled: its log is not read
+
+
+def test_capture_unit_uncapturable_ops():
+    rand = _fx(torch.ops.aten.rand_like.default, torch.ops.aten._local_scalar_dense.default, torch.ops.aten.nonzero.default)
+    ctx = _with(context(_broken, X, ops=[f"{NS}::noisy", f"{NS}::add_one"]), _compiled([_fx()], [rand], calls=[CompiledCall("capture", ((), {}))]))
+    assert capture.capture(ctx) == [
+        Problem(
+            Stage.CAPTURE,
+            "random",
+            "aten::rand_like is in the graph and npugraph_ex cannot capture it (random)",
+            "npugraph_ex cannot capture random-number ops: generate the random tensor outside the compiled region "
+            "and pass it in as an input",
+            "aten::rand_like",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "cpu_sync",
+            "aten::_local_scalar_dense is in the graph and npugraph_ex cannot capture it (cpu sync)",
+            "npugraph_ex cannot capture a device-to-host read: keep the value on the device as a tensor",
+            "aten::_local_scalar_dense",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "data_dependent",
+            "aten::nonzero is in the graph and npugraph_ex cannot capture it (data dependent)",
+            "npugraph_ex needs static shapes: replace the op with a fixed-shape form (masking with torch.where)",
+            "aten::nonzero",
+        ),
+        Problem(
+            Stage.CAPTURE,
+            "random",
+            f"{NS}::noisy is in the graph and npugraph_ex cannot capture it (random)",
+            "npugraph_ex cannot capture random-number ops: generate the random tensor outside the compiled region "
+            "and pass it in as an input",
+            f"{NS}::noisy",
+        ),
+    ]
+    assert [u.op for u in ctx.uncapturable] == ["aten::rand_like", "aten::_local_scalar_dense", "aten::nonzero", f"{NS}::noisy"]
+
+
+def test_capture_unit_reads_the_dynamo_graph_without_an_aot_one_and_host_constants_for_npugraph_ex():
+    root = torch.nn.Module()
+    root.register_buffer("c", torch.ones(2))
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.ops.aten.add.Tensor, (x, graph.get_attr("c"))))
+    gm = torch.fx.GraphModule(root, graph)
+    emulated = BACKENDS["npugraph_ex"].__class__("npugraph_ex", BACKENDS["aot_eager"].make, "cpu", True)
+    ctx = _with(context(_broken, X, backend=emulated), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))
+    assert [(p.check, p.message) for p in capture.capture(ctx)] == [
+        (
+            "cpu_constant",
+            "tensor constant c is in the graph and npugraph_ex cannot capture it (cpu constant)",
+        )
+    ]
+    assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))) == []
+
+
+def test_capture_unit_records_the_emulated_run():
+    gm = _fx(torch.ops.aten.relu.default)
+    observation = Observation([CompiledGraph(gm, gm, (), "graph_1")], ["The capture_limit reached when capturing. More"])
+    calls = [CompiledCall("capture", ((), {})), CompiledCall("replay", ((), {}))]
+    ctx = _with(context(_broken, X), _compiled([gm], calls=calls, error=RuntimeError("x"), error_call="replay, new input tensors", observation=observation))
+    ctx.emulation = Emulation(Wheel("2.13.0", Path("/nowhere"), "cache"), None, None)
+    assert [p.check for p in capture.capture(ctx)] == ["fallback_to_eager"]
+    assert ctx.npugraph_ex.source == "torch-npu 2.13.0 (cache)"
+    assert ctx.npugraph_ex.calls == ("capture", "replay", "replay, new input tensors (failed)")
+    assert ctx.npugraph_ex.fell_back_to_eager == "The capture_limit reached when capturing. More"
+    ok = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
+    ok.emulation = ctx.emulation
+    capture.capture(ok)
+    assert ok.npugraph_ex.calls == ("capture", "replay")
+    unemulated = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
+    assert capture.capture(unemulated) == [] and unemulated.npugraph_ex is None
+
+
+def test_capture_unit_a_first_call_that_fails():
+    gm = _fx(torch.ops.aten.relu.default)
+    failed = _with(context(_broken, X), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
+    assert capture.capture(failed) == [
+        Problem(
+            Stage.CAPTURE,
+            "graph_run",
+            "the graph compiled by aot_eager failed on the capture call: RuntimeError: aclgraph refused",
+            "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
+            "dtypes, and that mutated inputs are declared Tensor(a!))",
+            None,
+            "aclgraph refused",
+        )
+    ]
+    # Not capture's: eager fails too, the violation is already filed, or the backend never compiled.
+    for ctx in (
+        _with(context(_broken, X), _compiled([gm], error=RuntimeError("x"), error_call="capture"), eager=EagerRun(error=RuntimeError("e"))),
+        _with(context(_broken, X), _compiled([gm], error=CaptureViolation("cpu_sync", "aten::item", "m"), error_call="capture"), eager=EagerRun()),
+        _with(context(_broken, X), _compiled([gm, gm], compiled=1, error=RuntimeError("x")), eager=EagerRun()),
+    ):
+        assert capture.capture(ctx) is None
+    later = _with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))], error=RuntimeError("x"), error_call="replay"), eager=EagerRun())
+    assert capture.capture(later) == []
+    assert capture.capture(_with(context(_broken, X), None)) is None
+    assert capture.capture(_with(context(_broken, X), _compiled())) is None
