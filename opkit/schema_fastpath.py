@@ -28,7 +28,7 @@ BASE_TYPES = frozenset(
 _DECL = re.compile(r"^(?P<name>[^(]+)\((?P<args>.*)\) -> (?P<returns>.*)$")
 _NAME = re.compile(r"^(?P<base>(?!__)[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
 _ANNOTATED = re.compile(r"^Tensor\((?P<set>[a-z])(?P<write>!?)\)(?P<rest>|\?|\[\])$")
-_TYPE = re.compile(r"^(?P<base>[A-Za-z]+)(?P<elem_opt>\?)?(?:\[(?P<size>0|[1-9][0-9]*)?\](?P<list_opt>\?)?)?$")
+_TYPE = re.compile(r"^(?P<base>[A-Za-z]+)(?P<elem_opt>\?)?(?:\[(?P<size>[1-9][0-9]*)?\](?P<list_opt>\?)?)?$")
 _ARGUMENT = re.compile(r"^(?P<type>\S+) (?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<default>[^=]+))?$")
 _RETURN = re.compile(r"^(?P<type>\S+)(?: (?P<name>[A-Za-z_][A-Za-z0-9_]*))?$")
 # kwarg-only arguments torchgen may group as TensorOptions (with checks of their own)

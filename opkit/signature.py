@@ -629,7 +629,7 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
         return e
     for piece in layout.arguments:
         # torchgen splits arguments at ', ': a default with spaces breaks the split with a confusing message.
-        if "=" in piece.text and re.search(r"[\[(][^\])]*\s", piece.text.split("=", 1)[1]):
+        if re.search(r"[\[(][^\])]*\s", piece.text.partition("=")[2]):
             return SchemaError(
                 f"default of {piece.text!r} contains spaces",
                 text=text,
@@ -638,7 +638,7 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
                 hint="op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]",
             )
     message = _torchgen_message(exc)
-    error = SchemaError(message, text=text, column=_locate_op_plugin_error(text), dialect=dialect, hint=_hint_for(message))
+    error = SchemaError(message, text=text, column=_locate_op_plugin_error(text, layout), dialect=dialect, hint=_hint_for(message))
     error.canonical = _canonical_op_plugin_spelling(text)
     return error
 
@@ -657,17 +657,12 @@ def _canonical_op_plugin_spelling(text: str) -> str | None:
     return printed
 
 
-def _locate_op_plugin_error(text: str) -> int:
+def _locate_op_plugin_error(text: str, layout: _Layout) -> int:
     """Column of the first piece torchgen rejects on its own: the name, an argument or a return."""
     from torchgen import model as tg
 
     try:
-        layout = _layout(text, Dialect.OP_PLUGIN)
-    except SchemaError as e:
-        return e.column
-    m = re.match(r"^[^(]*", text)
-    try:
-        tg.OperatorName.parse(m.group(0) if m else "")
+        name = tg.OperatorName.parse(layout.name.text)
     except Exception:
         return 1
     for piece in layout.arguments:
@@ -682,12 +677,13 @@ def _locate_op_plugin_error(text: str) -> int:
             tg.Return.parse(piece.text)
         except Exception:
             return piece.column
-    # Pieces parse alone; the whole breaks a convention or the exact spelling: find the first difference.
+    # Pieces parse alone; the whole breaks a convention or the exact spelling: find the first difference
+    # from torchgen's printing of the pieces (split as the layout found them, not at torchgen's ', ').
     try:
         fs = tg.FunctionSchema(
-            name=tg.OperatorName.parse(m.group(0) if m else ""),
-            arguments=tg.Arguments.parse(text[text.find("(") + 1 : _matching_paren(text, text.find("("))]),
-            returns=tg.parse_returns(text[text.rfind("->") + 3 :]) if "->" in text else (),
+            name=name,
+            arguments=tg.Arguments.parse(", ".join(p.text for p in layout.arguments)),
+            returns=tg.parse_returns(", ".join(p.text for p in layout.returns) or "()"),
         )
         printed = str(fs)
     except Exception:
@@ -781,6 +777,9 @@ def _unsupported_type(type_text: str) -> str | None:
         return f"the {kind} {name!r}: no Ascend C operand or msOpGen attr maps to it" + (f" (did you mean {meant!r}?)" if meant else "")
     if type_text.count("[") > 1:
         return f"the nested list type {type_text!r}: msOpGen attrs are flat lists"
+    size = re.search(r"\[(\d+)\]", type_text)
+    if size is not None and size.group(1).startswith("0"):  # int[0], int[01]: torch reads them, torchgen does not
+        return f"the list size in {type_text!r}: op-plugin's codegen (torchgen) reads a size from 1 up, without leading zeros"
     if "(" in type_text:
         return f"the alias annotation in {type_text!r}: opkit models aliasing of Tensors only"
     return None
@@ -928,9 +927,7 @@ def parse_default(type_: ArgType, text: str) -> object:
         elem_type = ArgType(type_.base)
         values = []
         for item in items:
-            value = _single_constant(item, elem_type) if item else None
-            if element is float and type(value) is int:
-                value = float(value)
+            value = _single_constant(item, elem_type) if item else None  # a float element reads numbers as floats
             if type(value) is not element and not (element is int and isinstance(value, DType)):
                 raise ValueError(f"default {text} is not a list of {type_.base} values")
             values.append(value)
@@ -1037,9 +1034,9 @@ def parser_fingerprint() -> str:
 
     from opkit import __version__
 
-    spec = importlib.util.find_spec("torchgen.model")
-    stat = os.stat(spec.origin) if spec and spec.origin else None
-    return f"opkit={__version__};torchgen={spec.origin if spec else None}:{stat.st_mtime_ns if stat else 0}:{stat.st_size if stat else 0}"
+    origin = importlib.util.find_spec("torchgen.model").origin  # torch, a dependency, ships torchgen as files
+    stat = os.stat(origin)
+    return f"opkit={__version__};torchgen={origin}:{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def iter_alias_letters(sig: OpSignature) -> Iterator[tuple[str, Argument]]:

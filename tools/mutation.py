@@ -53,7 +53,12 @@ SUITES = {
                         "tests/generate/test_yaml_add.py"],
     "opkit/naming.py": ["tests/signature/test_naming.py", "tests/signature/test_signature.py"],
     "opkit/msopgen.py": ["tests/generate/test_msopgen_units.py", "tests/generate/test_artifacts_literal.py"],
-    "opkit/signature.py": ["tests/signature", "tests/generate/test_artifacts_literal.py", "tests/lint/test_signature_properties.py"],
+    "opkit/signature.py": ["tests/signature/test_signature.py", "tests/signature/test_naming.py", "tests/signature/test_torch_agreement.py::test_odd_cases",
+                           "tests/signature/test_torch_agreement.py::test_op_plugin_dialect_refuses_names_its_codegen_cannot_write",
+                           "tests/signature/test_signature_units.py", "tests/generate/test_artifacts_literal.py"],
+    "opkit/schema_fastpath.py": ["tests/signature/test_fastpath_units.py", "tests/signature/test_signature_units.py"],
+    "opkit/torch_lexer.py": ["tests/signature/test_torch_lexer_units.py", "tests/signature/test_signature_units.py",
+                             "tests/signature/test_torch_agreement.py::test_odd_cases"],
     "opkit/generate/spec.py": ["tests/generate/test_spec_units.py"],
     "opkit/generate/model.py": ["tests/generate/test_model_units.py"],
     "opkit/generate/outputs.py": ["tests/generate/test_outputs_units.py"],
@@ -109,6 +114,12 @@ EQUIVALENT: dict[str, str] = {
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
+    "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",
+    "opkit.signature.x__parse_op_plugin__mutmut_129": "rsplit('::')[-1] for rsplit('::', 1)[-1]: the last part is the same",
+    "opkit.signature.x__parse_op_plugin__mutmut_133": "rsplit('::', 2)[-1] for rsplit('::', 1)[-1]: the last part is the same",
+    "opkit.signature.x_parse_default__mutmut_30": "text[:1] not in 'XX[XX': 'X' is a letter, which the next test sends to the same refusal",
+    "opkit.signature.x__parse_op_plugin__mutmut_10": "the search for an argument's printing starts at the name's last character instead of after '(':"
+                                                     " a printing ('Type name') never starts with one character and then '('",
 }
 
 
@@ -117,13 +128,40 @@ EQUIVALENT: dict[str, str] = {
 # gives it a minute.
 TIMEOUT = "timeout_constant = 4\n"
 
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut puts its mutated copy first itself
+# mutmut puts its mutated copy first itself; bytecode is written (the scratch copy is ours), so a
+# mutant's process reads compiled modules instead of compiling them again.
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
 ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
 # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
 MUTMUT = shutil.which("mutmut") or ""
 
 # Registering decorators: lint's rules and verify's stage units.
 REGISTRARS = ("rule", "stage_unit")
+
+
+# A pytest plugin (-p) for every run: each test starts with the parsers' memos empty. mutmut maps a
+# mutated function to the tests that call it in the clean run; a test that parses a schema an earlier
+# test already parsed got the memo's answer and was not mapped, so it never ran against the mutants.
+FRESH_MEMOS_PLUGIN = """import sys
+
+import pytest
+
+MEMOS = {"opkit.signature": ("_RESULTS",), "opkit.schema_fastpath": ("_types", "_arguments")}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_parser_memos():
+    for name, dicts in MEMOS.items():
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        for attr in dicts:
+            getattr(module, attr).clear()
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == name:
+                value.cache_clear()
+    yield
+"""
 
 
 def undecorate_rules(folder: Path) -> None:
@@ -182,11 +220,12 @@ def main() -> int:
         "source_paths = opkit\n"
         f"only_mutate = {module if module.endswith('.py') else module.rstrip('/') + '/*'}\n"
         "pytest_add_cli_args_test_selection =\n" + "".join(f"    {t}\n" for t in tests) +
-        "also_copy =\n    schemas\n    cookiecutter-op\n"
+        "also_copy =\n    schemas\n    cookiecutter-op\n    mutation_gc_freeze.py\n    mutation_fresh_memos.py\n"
         # --assert=plain and no unraisableexception plugin: a failing assert still fails, but each mutant's
         # pytest skips rewriting the test modules and the five gc.collect() passes over the preloaded torch
         # heap at session end: 3.1 CPU-s of fixed cost per mutant became 0.4 (measured on one small test).
-        "pytest_add_cli_args =\n    -q\n    --assert=plain\n    -p\n    no:unraisableexception\n"
+        # mutation_fresh_memos: see FRESH_MEMOS_PLUGIN.
+        "pytest_add_cli_args =\n    -q\n    --assert=plain\n    -p\n    no:unraisableexception\n    -pmutation_fresh_memos\n"
         # Each mutant's tests run in a process forked from a server that has imported only the heavy
         # third-party modules (PRELOAD), never opkit or a test module. mutmut's default forks every
         # mutant from the process that ran the clean suite, whose warm caches (parse results, project
@@ -197,7 +236,11 @@ def main() -> int:
         "preload_modules_file = preload.txt\n"
         + TIMEOUT
     )
-    (work / "preload.txt").write_text("\n".join(PRELOAD) + "\n")
+    # Imported last: the preloaded modules' objects (torch's are millions) move to the permanent
+    # generation, so the collections a mutant's process triggers do not walk them (~2 s each under load).
+    (work / "mutation_gc_freeze.py").write_text("import gc\n\ngc.freeze()\n")
+    (work / "preload.txt").write_text("\n".join(PRELOAD) + "\nmutation_gc_freeze\n")
+    (work / "mutation_fresh_memos.py").write_text(FRESH_MEMOS_PLUGIN)
     subprocess.run([MUTMUT, "run", "--max-children", args.max_children], cwd=work, env=ENV, check=False)
     return report(work, module)
 

@@ -188,7 +188,7 @@ def test_op_plugin_dialect_agrees_with_torchgen_on_real_schemas(source):
         ("f.1a(int x) -> ()", None), ("f.default(int x) -> ()", None), ("f.__x(int x) -> ()", None),  # overload names
         ("f(str s='\\r') -> ()", None), ("f(str s='\\x41') -> ()", None), ("f(int {{a}}) -> ()", None),
         ("f(SymFloat x) -> ()", None), ("f(GraphModule g) -> ()", None), ("f(Dimname d) -> ()", None),
-        ("f(int x)\n -> ()", None), ("f(int x=inf) -> ()", None), ("f(int[2] x=None) -> ()", None), ("f(int[2] x=long) -> ()", None), ("f(float[2] x=Mean) -> ()", None), ("f(bool[] b=[1]) -> ()", None),
+        ("f(int x)\n -> ()", None), ("f(int x=inf) -> ()", None), ("f(int[2] x=None) -> ()", None), ("f(int[2] x=long) -> ()", None), ("f(float[2] x=Mean) -> ()", None), ("f(bool[] b=[1]) -> ()", None), ("f(float[] x=[Mean]) -> ()", None),
         ("f(int[] x=[True]) -> ()", None), ("f(int x=1, int y) -> ()", None), ("f(Tensor?(a!) x) -> ()", None),
         # torch accepts, and so does opkit
         ("f(Tensor(*) a) -> ()", None), ("f(Tensor[](a!) a) -> ()", None), ("f(Tensor(a -> *) x) -> ()", None),
@@ -206,6 +206,7 @@ def test_op_plugin_dialect_agrees_with_torchgen_on_real_schemas(source):
         ("f(Dict(str, Tensor) d) -> ()", "Dict"), ("f((int, int) t) -> ()", "tuple"), ("f(int(a!) x) -> ()", "Tensors only"),
         ("f(int x=0x10) -> ()", "hexadecimal"), ("f(float x=0x10) -> ()", "hexadecimal"), ("f(int x=1E5) -> ()", "write 100000"),
         ("f(Scalar s=1j) -> ()", "complex default"),
+        ("f(int[0] x) -> ()", "list size"), ("f(Tensor x) -> Tensor[0]", "list size"), ("f(int[01] x) -> ()", "list size"),
     ],
 )  # fmt: skip
 def test_odd_cases(text, refusal):
