@@ -186,7 +186,7 @@ def _annotation(arg: Argument) -> str:
             inner = "list[torch.Tensor]"
             return f"Optional[{inner}]" if arg.type.optional else inner
         return "Optional[torch.Tensor]" if arg.type.optional else "torch.Tensor"
-    base = _ATTR_PYTHON.get(arg.type.msopgen_attr_type or "", "object")
+    base = _ATTR_PYTHON.get(arg.type.msopgen_attr_type, "object")
     return f"Optional[{base}]" if arg.type.optional else base
 
 
@@ -378,7 +378,7 @@ class ProjectModel:
         return tuple(allocs)
 
     def _shape_dim(self, dim, input_index: dict[str, int], attr_index: dict[str, int]) -> ShapeDim:
-        arg = self.signature.argument(dim.arg) if dim.arg else None
+        arg = self.signature.argument(dim.arg)  # None for a literal dim (no argument)
         return ShapeDim(dim.kind, dim.arg, dim.index, bool(arg and arg.type.is_list), input_index.get(dim.arg, 0), attr_index.get(dim.arg, 0))
 
     @property
@@ -507,6 +507,4 @@ def _python_default(arg: Argument) -> Any:
         return _NO_DEFAULT
     if arg.is_tensor:
         return None  # Tensor? x=None
-    if arg.type.msopgen_attr_type is not None:
-        msopgen.attr_default(arg)  # the same checks the JSON's default went through
-    return arg.default_value
+    return arg.default_value  # an attr's default passed msopgen.attr_default's checks in validate_spec
