@@ -815,3 +815,36 @@ def test_every_custom_op_finding_as_the_user_reads_it(tmp_path):
         ("M001", "ops.py", 24, 2, "op 'my_scale' has no register_fake in the linted Python files", hint.format("my_scale")),
         ("M012", "ops.py", 24, 2, "custom_op mylib::my_scale: schema= marks ['x', 'y'] as Tensor(a!) but mutates_args is ['x']", None),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("params", "ret", "declared", "fires"),
+    [
+        ("x: torch.Tensor, k: int", "torch.Tensor", "mylib::f(Tensor x, SymInt k) -> Tensor", False),  # SymInt is int to a caller
+        ("x: torch.Tensor, k: int = 2", "torch.Tensor", "mylib::f(Tensor x, int k=2) -> Tensor", False),
+        ("x: torch.Tensor, k: float = 2.0", "torch.Tensor", "mylib::f(Tensor x, float k=2.0) -> Tensor", False),
+        ("x: torch.Tensor, k: int = 2", "torch.Tensor", "mylib::f(Tensor x, int k=3) -> Tensor", True),  # another default
+        ("x: torch.Tensor, k: int = 2", "torch.Tensor", "mylib::f(Tensor x, int k) -> Tensor", True),  # a default the schema lacks
+        ("x: torch.Tensor, *, k: int = 2", "torch.Tensor", "mylib::f(Tensor x, int k=2) -> Tensor", True),  # keyword-only
+        ("x: torch.Tensor, y: torch.Tensor", "torch.Tensor", "mylib::f(Tensor x, Tensor z) -> Tensor", True),  # a name
+        ("x: torch.Tensor", "list[torch.Tensor]", "mylib::f(Tensor x) -> Tensor", True),  # the return type
+        ("x: torch.Tensor", "list[torch.Tensor]", "mylib::f(Tensor x) -> Tensor[]", False),
+    ],
+)
+def test_m008_compares_names_types_defaults_keywords_and_returns(tmp_path, params, ret, declared, fires):
+    text = f'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f({params}) -> {ret}:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", text)], schemas=[declared], dialect=Dialect.TORCH_LIBRARY)
+    m008 = messages(result, "M008")
+    assert m008 == ([f"inferred schema 'mylib::f({_inferred(params)}) -> {_inferred(ret)}' differs from '{declared}' declared at <schema>:1"] if fires else [])
+
+
+def _inferred(python: str) -> str:
+    """The schema text torch infers from these annotations (written out for the cases above)."""
+    return {
+        "x: torch.Tensor, k: int = 2": "Tensor x, SymInt k=2",
+        "x: torch.Tensor, *, k: int = 2": "Tensor x, *, SymInt k=2",
+        "x: torch.Tensor, y: torch.Tensor": "Tensor x, Tensor y",
+        "x: torch.Tensor": "Tensor x",
+        "torch.Tensor": "Tensor",
+        "list[torch.Tensor]": "Tensor[]",
+    }.get(python, python)
