@@ -18,15 +18,15 @@ class GraphEntryError(AssertionError):
         self.report = report
 
 
-def assert_enters_graph(
-    fn_or_op, args: Sequence = (), kwargs: dict | None = None, *, backend: str = "auto", device: str | None = None, **options
-) -> GraphEntryReport:
+def assert_enters_graph(fn_or_op, args: Sequence = (), kwargs: dict | None = None, **options) -> GraphEntryReport:
     """Check graph entry and raise ``GraphEntryError`` (an AssertionError) unless it is one graph, no breaks,
-    every target op captured and no failed check. Returns the report for further assertions."""
+    every target op captured and no failed check. Returns the report for further assertions.
+
+    ``options`` are ``check_graph_entry``'s (``backend``, ``device``, ``ops``, ``dynamic``, ...), with its defaults."""
     __tracebackhide__ = True
     from opkit.verify.check import check_graph_entry
 
-    report = check_graph_entry(fn_or_op, args, kwargs, backend=backend, device=device, **options)
+    report = check_graph_entry(fn_or_op, args, kwargs, **options)
     if not report.ok:
         raise GraphEntryError(report)
     return report
