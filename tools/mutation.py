@@ -112,6 +112,7 @@ EQUIVALENT: dict[str, str] = {
         "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
+    "opkit.verify.graphs.x__node_op__mutmut_7": "getattr(target, '__name__') without a default: every call_function target (OpOverload, function, higher-order op) has one",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",

@@ -68,14 +68,10 @@ def data_dependent_ops(graphs: list) -> tuple[str, ...]:
 
     found: dict[str, None] = {}
     for node in _call_nodes(graphs):
-        value = [t for t in tree_leaves(node.meta.get("val")) if isinstance(t, torch.Tensor)] or None
-        try:
-            unbacked = bool(free_unbacked_symbols(value)) if value is not None else False
-        except Exception:
-            unbacked = False
-        if unbacked:
+        tensors = [t for t in tree_leaves(node.meta.get("val")) if isinstance(t, torch.Tensor)]
+        if tensors and free_unbacked_symbols(tensors):
             name, _ = _node_op(node)
-            found.setdefault(name or str(node.target), None)
+            found[name or str(node.target)] = None  # a dict keeps the first-seen order
     return tuple(found)
 
 
