@@ -88,7 +88,7 @@ def dynamo_failure(
             text,
         )
     elif "typeerror when making fake tensor call" in lowered or isinstance(cause, TypeError):
-        params = schema_params.get(op or "", "")
+        params = schema_params.get(op)  # None for an unknown op: no hint of parameters
         want = f" ({params})" if params else ""
         problem = Problem(
             Stage.REGISTRATION,
