@@ -247,3 +247,11 @@ def test_rank_read(rules, rank):
 )
 def test_default_out_like(schema, out_like):
     assert default_out_like(_sig(schema)) == out_like
+
+
+@pytest.mark.parametrize(("text", "like", "dtype"), [("o=dtype:int64", "", "int64"), ("o=like:x", "x", ""), ("o=size:[2]", "", "")])
+def test_an_item_left_out_is_the_empty_string(text, like, dtype):
+    # '' is the documented "not given" (OutputRule's docstring: empty like means the spec's --out-like)
+    rule = parse_rule(text)
+    assert (rule.like, rule.dtype) == (like, dtype)
+    assert type(rule.like) is str and type(rule.dtype) is str
