@@ -27,7 +27,6 @@ CPP_KEYWORDS = frozenset(
 )
 
 
-
 def upper_camel(name: str) -> str:
     """torchair's op-name rule: split on ``_`` and capitalise each part (``my_inplace`` → ``MyInplace``).
 

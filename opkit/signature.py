@@ -749,8 +749,8 @@ def _normalise_piece(piece: str) -> str:
         out.append(ch)
     s = "".join(out).strip()
     s = re.sub(r"\s*=\s*", "=", s, count=1)
-    s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
-    s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)
+    for _ in range(2):  # a type's two suffixes may each stand apart: 'Tensor ? [] x' → 'Tensor?[] x'
+        s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
     return s
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 RULES = "opkit/lint/rules/"
+COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")  # what the scratch copy leaves out
 CATALOGUE = "tests/lint/test_catalogue.py"
 
 
@@ -46,7 +47,7 @@ SUITES = {
     RULES + "msopgen/": [*catalogue("msopgen"), "tests/lint/test_msopgen_rules.py"],
     RULES + "registrations/": [*catalogue("registrations"), "tests/lint/test_registration_rules.py"],
     RULES + "opdef/": [*catalogue("opdef"), "tests/lint/test_opdef_rules.py"],  # not tests/adopt/test_lint_opdef.py: it generates projects
-    "opkit/lint/rules/": ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
+    RULES: ["tests/lint/test_catalogue.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_msopgen_rules.py",
                           "tests/lint/test_registration_rules.py", "tests/lint/test_cli.py"],
     "opkit/lint/": ["tests/lint"],
     "opkit/yamlio.py": ["tests/io/test_yamlio.py", "tests/lint/test_bad_input.py", "tests/lint/test_yaml_rules.py", "tests/lint/test_catalogue.py",
@@ -209,9 +210,8 @@ def main() -> int:
         return again(work, module, args.max_children)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
     for name in ("opkit", "tests", "schemas", "cookiecutter-op"):
-        shutil.copytree(REPO / name, work / name, symlinks=True, ignore=ignore)
+        shutil.copytree(REPO / name, work / name, symlinks=True, ignore=COPY_IGNORE)
     undecorate_rules(work / module if (work / module).is_dir() else (work / module).parent)
     # pytest settings only: without a [tool.mutmut] table mutmut reads setup.cfg.
     shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")
@@ -262,10 +262,9 @@ def again(work: Path, module: str, max_children: str) -> int:
     a changed selection makes mutmut reset every result). New tests are found by mutmut's incremental stats."""
     if not (work / "mutants").is_dir():
         raise SystemExit(f"no earlier run in {work}: run without --again first")
-    ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.egg-info")
     for copy in (work / "tests", work / "mutants" / "tests"):
         shutil.rmtree(copy, ignore_errors=True)
-        shutil.copytree(REPO / "tests", copy, symlinks=True, ignore=ignore)
+        shutil.copytree(REPO / "tests", copy, symlinks=True, ignore=COPY_IGNORE)
     config = work / "setup.cfg"
     text = re.sub(r"timeout_constant = .*\n", "", config.read_text())
     config.write_text(text + TIMEOUT)  # a changed timeout only reclassifies timeouts, which are retested here anyway
