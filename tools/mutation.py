@@ -122,6 +122,17 @@ EQUIVALENT: dict[str, str] = {
     "opkit.signature.x_parse_default__mutmut_30": "text[:1] not in 'XX[XX': 'X' is a letter, which the next test sends to the same refusal",
     "opkit.signature.x__parse_op_plugin__mutmut_10": "the search for an argument's printing starts at the name's last character instead of after '(':"
                                                      " a printing ('Type name') never starts with one character and then '('",
+    "opkit.lint.rules.op_plugin_yaml.common.x__signature__mutmut_5": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
+    "opkit.lint.rules.op_plugin_yaml.aclnn_name_convention.x__squash__mutmut_1": "upper() for lower(): squashed names are only compared with squashed names, so either case folding gives the same answer",
+    "opkit.lint.rules.op_plugin_yaml.unknown_entry_field.x_unknown_entry_field__mutmut_10": "get_close_matches without n=1: only near[0], the best match, is read",
+    "opkit.lint.rules.op_plugin_yaml.unknown_entry_field.x_unknown_entry_field__mutmut_12": "get_close_matches(n=2): only near[0], the best match, is read",
+    "opkit.lint.rules.op_plugin_yaml.invalid_device_check.x_invalid_device_check__mutmut_15": "get_close_matches without n=1: only near[0], the best match, is read",
+    "opkit.lint.rules.op_plugin_yaml.invalid_device_check.x_invalid_device_check__mutmut_17": "get_close_matches(n=2): only near[0], the best match, is read",
+    "opkit.lint.rules.op_plugin_yaml.gen_opapi_bad_inherit.x_gen_opapi_bad_inherit__mutmut_25": "problem = '': only read as `if problem`, where '' is false as None is",
+    "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_28": "line=None: the engine places a yaml-scope violation without a line at line 1, the one given",
+    "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_29": "column=None: the engine places a yaml-scope violation without a column at column 1, the one given",
+    "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_32": "line omitted: as line=None",
+    "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_33": "column omitted: as column=None",
 }
 
 

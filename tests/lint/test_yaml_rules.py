@@ -32,6 +32,15 @@ def full(custom: str) -> str:
     return HEADER + "custom:\n" + textwrap.indent(textwrap.dedent(custom), "  ")
 
 
+def seen(tmp_path: Path, text: str, *codes: str) -> list[tuple]:
+    """What a user reads of rules ``codes`` on ``text`` (not dedented): code, line, column, message, hint and op."""
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(text)
+    result = lint([str(path)], selection=Selection(select=codes), use_cache=False)
+    assert not result.has_fatal, result.findings
+    return [(f.code, f.line, f.column, f.message, f.hint, f.op) for f in result.findings if f.code in codes]
+
+
 def only(found, line: int, *needles: str):
     assert len(found) == 1, found
     f = found[0]
@@ -64,6 +73,22 @@ def test_y001_complete_file_and_fragment_are_clean(tmp_path):
     assert findings(tmp_path, HEADER + "custom: []\n", "Y001") == []
     # a fragment (no all_version), as `opkit new` writes: only custom:, not a whole config
     assert findings(tmp_path, "custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n", "Y001") == []
+
+
+@pytest.mark.parametrize("versions", ["[]", "[v2.1, 2]", "[v2.1, [v2.2]]"])
+def test_y001_all_version_empty_or_not_all_strings(tmp_path, versions):
+    # all_version on line 2, so the finding's own position is not the file-level default (line 1, column 1)
+    text = f"official: []\nall_version: {versions}\nautograd: []\nsymint: []\nquant: []\ncustom: []\n"
+    assert seen(tmp_path, text, "Y001") == [
+        ("Y001", 2, 14, "all_version must be a non-empty list of version strings such as [v2.1, v2.2]", None, None),
+    ]
+
+
+def test_y001_null_section_in_a_flow_mapping_is_reported_at_its_key(tmp_path):
+    text = "{all_version: [v2.1], official: [], autograd: [], symint: [], custom: [], quant: }\n"
+    assert seen(tmp_path, text, "Y001") == [
+        ("Y001", 1, 75, "section 'quant' is empty (null): the codegen cannot iterate it", "write quant: []", None),
+    ]
 
 
 # -- Y002 unknown-entry-field -----------------------------------------------------------------------
@@ -100,6 +125,11 @@ def test_y002_every_known_field_is_accepted(tmp_path):
         """
     )
     assert findings(tmp_path, text, "Y002") == []
+
+
+def test_y002_unknown_field_like_no_known_one_has_no_hint(tmp_path):
+    text = full("- func: my_op(Tensor x) -> Tensor\n  op_api: all_version\n  zzz: 1\n")
+    assert seen(tmp_path, text, "Y002") == [("Y002", 9, 5, "unknown entry field 'zzz' is ignored by the codegen", None, "my_op")]
 
 
 # -- Y003 missing-func ------------------------------------------------------------------------------
@@ -151,6 +181,32 @@ def test_y004_duplicate_key_nested_and_top_level(tmp_path):
 
 def test_y004_distinct_keys_are_clean(tmp_path):
     assert findings(tmp_path, full("- func: my_op(Tensor x) -> Tensor\n  op_api: all_version\n  acl_op: all_version\n"), "Y004") == []
+
+
+def test_y004_top_level_duplicate_in_a_flow_mapping_is_reported_at_its_key(tmp_path):
+    text = "{custom: [], custom: []}\n"
+    assert seen(tmp_path, text, "Y004") == [
+        ("Y004", 1, 14, "top-level key 'custom' is written twice (first at line 1); the first is discarded", None, None),
+    ]
+
+
+def test_y004_duplicate_key_in_a_mapping_inside_a_list(tmp_path):
+    # yaml.safe_load drops the first 'param' of the cpu_scalar_op item as it does anywhere else
+    text = full(
+        """\
+        - func: my_op(Tensor x, Scalar other) -> Tensor
+          op_api: all_version
+          gen_opapi:
+            out: {size: x, dtype: x}
+            cpu_scalar_op:
+              - param: other
+                param: x
+            exec: aclnnMyOp
+        """
+    )
+    assert seen(tmp_path, text, "Y004") == [
+        ("Y004", 13, 11, "key 'param' is written twice (first at line 12); only the last value is used", None, "my_op"),
+    ]
 
 
 # -- Y005 unknown-version ---------------------------------------------------------------------------
@@ -287,6 +343,28 @@ def test_y009_disjoint_versions_or_sections_are_clean(tmp_path):
     assert findings(tmp_path, text, "Y009") == []
 
 
+def test_y009_every_duplicate_after_an_entry_without_func_with_the_versions_in_order(tmp_path):
+    text = full(
+        """\
+        - op_api: all_version
+        - func: my_op(Tensor x) -> Tensor
+          op_api: all_version
+        - func: my_op(Tensor x) -> Tensor
+          acl_op: [v2.2, newest]
+        - func: other(Tensor x) -> Tensor
+          op_api: v2.1
+        - func: other(Tensor x) -> Tensor
+          op_api: 'v2.1, v2.3'
+        """
+    )
+    hint = "merge the entries, or give them disjoint version ranges"
+    # v2.2, v2.3, v2.10: all_version's order (a string sort would put v2.10 first)
+    assert seen(tmp_path, text, "Y009") == [
+        ("Y009", 10, 5, "'my_op' is already declared in 'custom' at line 8 for the same versions (v2.2, v2.3, v2.10)", hint, "my_op"),
+        ("Y009", 14, 5, "'other' is already declared in 'custom' at line 12 for the same versions (v2.1)", hint, "other"),
+    ]
+
+
 # -- Y010 exposed-not-version -----------------------------------------------------------------------
 
 
@@ -315,6 +393,11 @@ def test_y011_invalid_device_check(tmp_path):
 @pytest.mark.parametrize("value", ["NoCheck", "ExactSame"])
 def test_y011_valid_device_check(tmp_path, value):
     assert findings(tmp_path, full(f"- func: my_op(Tensor x) -> Tensor\n  op_api: all_version\n  device_check: {value}\n"), "Y011") == []
+
+
+def test_y011_value_like_neither_check_has_no_hint(tmp_path):
+    text = full("- func: my_op(Tensor x) -> Tensor\n  op_api: all_version\n  device_check: 5\n")
+    assert seen(tmp_path, text, "Y011") == [("Y011", 9, 19, "device_check 5 is not one of NoCheck, ExactSame", None, "my_op")]
 
 
 # -- Y012 gen-opapi-ignored-section -----------------------------------------------------------------
@@ -394,6 +477,95 @@ def test_y101_checks_an_inherited_block_against_the_inheritor(tmp_path):
     assert f.op == "my_op"
 
 
+def test_y101_out_variant_names_every_out_argument(tmp_path):
+    # exec first: the finding is at the result's own key, not at the block's first key
+    func = "my_op.out(Tensor x, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))"
+    assert seen(tmp_path, gen(func, "exec: aclnnMyOp\nresult: {size: x}\n"), "Y101") == [
+        ("Y101", 11, 7, "'result' is not an out argument of my_op.out (values, indices)", None, "my_op.out"),
+    ]
+
+
+def test_y101_tensor_list_return_cannot_be_allocated(tmp_path):
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor[]", "out: {size: x, dtype: x}\nexec: aclnnMyOp\n"), "Y101") == [
+        ("Y101", 9, 5, "my_op returns Tensor[] or Tensor?, which gen_opapi cannot allocate", None, "my_op"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("block", "shown"),
+    [("exec: aclnnMyOp\n", "0 result key(s) (none)"), ("out0: {size: x, dtype: x}\nout1: {size: x, dtype: x}\nexec: aclnnMyOp\n", "2 result key(s) (out0, out1)")],
+)
+def test_y101_result_count_names_the_keys_or_none(tmp_path, block, shown):
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", block), "Y101") == [
+        ("Y101", 9, 5, f"{shown} for 1 returned Tensor(s)", "one key per returned tensor, e.g. out", "my_op"),
+    ]
+
+
+def test_y101_each_result_is_judged_after_one_that_is_not_a_mapping(tmp_path):
+    block = "out0: x\nout1:\n  name: x\nexec: aclnnMyOp\n"
+    assert seen(tmp_path, gen("my_op(Tensor x) -> (Tensor, Tensor)", block), "Y101") == [
+        ("Y101", 10, 7, "result 'out0' must map size/dtype, found 'x'", None, "my_op"),
+        ("Y101", 11, 7, "result 'out1' has no size and no dtype: an allocated result needs both (only out and in-place results default to the argument)", None, "my_op"),
+    ]
+
+
+def test_y101_unknown_field_of_an_inherited_result_is_reported_at_the_inheritor(tmp_path):
+    text = full(
+        """\
+        - func: my_op(Tensor x) -> Tensor
+          op_api: all_version
+          gen_opapi:
+            structured_inherit: my_op.out
+        - func: my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            out:
+              size: x
+              dtype: x
+              shape: x
+            exec: aclnnMyOp
+        """
+    )
+    unknown = "result 'out' has unknown field 'shape' (expected size, dtype, name)"
+    assert seen(tmp_path, text, "Y101") == [
+        ("Y101", 10, 27, unknown + " (inherited from my_op.out)", None, "my_op"),
+        ("Y101", 17, 9, unknown, None, "my_op.out"),
+    ]
+
+
+def test_y101_judges_each_entry_after_one_without_gen_opapi_or_inheriting_in_place(tmp_path):
+    # in-place my_op_ delegates to the out kernel: its own block is not judged, the next entry's is
+    text = full(
+        """\
+        - func: plain(Tensor x) -> Tensor
+          op_api: all_version
+        - func: my_op_(Tensor(a!) self) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            structured_inherit: my_op.out
+        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            exec: aclnnMyOp
+        - func: other(Tensor x) -> Tensor
+          op_api: all_version
+          gen_opapi:
+            out: {size: x}
+            exec: aclnnOther
+        """
+    )
+    assert seen(tmp_path, text, "Y101") == [
+        ("Y101", 20, 7, "result 'out' has no dtype: an allocated result needs both (only out and in-place results default to the argument)", None, "other"),
+    ]
+
+
+def test_y_rules_leave_a_func_op_plugin_cannot_parse_to_the_s_rules(tmp_path):
+    # torch.library would take the spaces in the default; op-plugin's codegen (torchgen) does not
+    text = gen("my_op(Tensor x, int[2] pads=[1, 1]) -> Tensor", "out: {size: x}\nexec: aclnnMyOp\n")
+    assert seen(tmp_path, text, "Y101", "Y102", "Y103", "Y104", "Y106") == []
+    assert [f[0] for f in seen(tmp_path, text, "S001")] == ["S001"]
+
+
 # -- Y102 gen-opapi-unknown-reference ---------------------------------------------------------------
 
 
@@ -418,6 +590,19 @@ def test_y102_arguments_new_params_and_expressions_are_clean(tmp_path):
     assert findings(tmp_path, gen("my_op(Tensor x, int dim) -> Tensor", block), "Y102") == []
 
 
+def test_y102_non_string_value_at_the_value(tmp_path):
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: 5, dtype: x}\nexec: aclnnMyOp\n"), "Y102") == [
+        ("Y102", 10, 19, "out.size is 5, not a name or C++ expression", None, "my_op"),
+    ]
+
+
+def test_y102_each_field_and_result_after_an_absent_field_or_a_non_mapping(tmp_path):
+    block = "out0: x\nout1: {dtype: y}\nexec: aclnnMyOp\n"
+    assert seen(tmp_path, gen("my_op(Tensor x) -> (Tensor, Tensor)", block), "Y102") == [
+        ("Y102", 11, 21, "out1.dtype 'y' is neither an argument of my_op nor a new_params name", "arguments: x", "my_op"),
+    ]
+
+
 # -- Y103 gen-opapi-exec-argument -------------------------------------------------------------------
 
 
@@ -432,6 +617,16 @@ def test_y103_arguments_new_params_results_are_clean(tmp_path):
     assert findings(tmp_path, gen("my_op(Tensor x, float alpha) -> Tensor", block), "Y103") == []
     block = "exec: aclnnMyOp, x, out\n"
     assert findings(tmp_path, gen("my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", block), "Y103") == []
+
+
+def test_y103_the_first_argument_and_an_empty_one(tmp_path):
+    valid = "valid: out, x; define expressions under new_params"
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnMyOp, beta\n"), "Y103") == [
+        ("Y103", 11, 13, "exec passes 'beta', which is not an argument, a new_params name or a result", valid, "my_op"),
+    ]
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnMyOp, x, , out\n"), "Y103") == [
+        ("Y103", 11, 13, "exec passes an empty argument, which is not an argument, a new_params name or a result", valid, "my_op"),
+    ]
 
 
 # -- Y104 gen-opapi-missing-exec --------------------------------------------------------------------
@@ -470,6 +665,15 @@ def test_y104_exec_or_inherit_is_clean(tmp_path):
     assert findings(tmp_path, text, "Y104") == []
 
 
+def test_y104_findings_name_their_op(tmp_path):
+    assert seen(tmp_path, full("- func: my_op(Tensor x) -> Tensor\n  op_api: all_version\n  gen_opapi: aclnnMyOp\n"), "Y104") == [
+        ("Y104", 9, 16, "gen_opapi must be a mapping with exec (and results), found 'aclnnMyOp'", None, "my_op"),
+    ]
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: 5\n"), "Y104") == [
+        ("Y104", 11, 13, "exec must be a string 'aclnnName[, arg, ...]', found 5", None, "my_op"),
+    ]
+
+
 # -- Y105 gen-opapi-bad-inherit ---------------------------------------------------------------------
 
 
@@ -500,6 +704,36 @@ def test_y105_valid_target_is_clean(tmp_path):
     assert findings(tmp_path, inherit("my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "out: {size: self, dtype: self}, exec: aclnnMyOp"), "Y105") == []
 
 
+def test_y105_target_that_inherits_in_turn(tmp_path):
+    # my_op -> my_op.out -> my_op.out2: the codegen reads only the direct target's block, which has no exec
+    text = full(
+        """\
+        - func: my_op(Tensor self) -> Tensor
+          op_api: all_version
+          gen_opapi:
+            structured_inherit: my_op.out
+        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            structured_inherit: my_op.out2
+        - func: my_op.out2(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            exec: aclnnMyOp
+        """
+    )
+    assert seen(tmp_path, text, "Y101", "Y104", "Y105") == [
+        ("Y105", 10, 27, "structured_inherit 'my_op.out' inherits in turn; point at the out variant itself", None, "my_op"),
+    ]
+
+
+def test_y105_target_block_not_a_mapping(tmp_path):
+    text = inherit("my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)").replace("gen_opapi: {exec: aclnnMyOp}", "gen_opapi: aclnnMyOp")
+    assert seen(tmp_path, text, "Y101", "Y102", "Y103", "Y104", "Y105", "Y106") == [
+        ("Y104", 13, 16, "gen_opapi must be a mapping with exec (and results), found 'aclnnMyOp'", None, "my_op.out"),
+    ]
+
+
 # -- Y106 aclnn-name-convention ---------------------------------------------------------------------
 
 
@@ -512,6 +746,28 @@ def test_y106_unconventional_aclnn_name_is_a_note(tmp_path):
 def test_y106_conventional_name_is_clean(tmp_path):
     # the base name drops an in-place '_': my_op_ → aclnnMyOp
     assert findings(tmp_path, gen("my_op_(Tensor(a!) self) -> Tensor(a!)", "exec: aclnnMyOp\n"), "Y106") == []
+
+
+@pytest.mark.parametrize(
+    ("func", "block"),
+    [
+        # the real file's variations of CANN's naming (op_plugin_functions.yaml; spec: real-file conventions)
+        ("npu_add_rms_norm(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnAddRmsNorm\n"),
+        ("npu_moe_token_permute_grad_v2(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnMoeTokenPermuteGrad\n"),
+        ("npu_swiglu_backward(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnSwiGluGrad\n"),
+        ("gelu(Tensor self) -> Tensor", "out: {size: self, dtype: self}\nexec: aclnnGeluV2\n"),
+        ("acos_(Tensor(a!) self) -> Tensor(a!)", "exec: aclnnInplaceAcos\n"),
+        ("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", "out: {size: self, dtype: self}\nexec: aclnnPowTensorScalar\n"),
+    ],
+)
+def test_y106_real_naming_variations_are_clean(tmp_path, func, block):
+    assert findings(tmp_path, gen(func, block), "Y106") == []
+
+
+def test_y106_exec_without_the_aclnn_prefix(tmp_path):
+    assert seen(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: MyOp\n"), "Y106") == [
+        ("Y106", 11, 13, "exec calls 'MyOp', which follows no aclnn naming convention for 'my_op' (expected 'aclnnMyOp' or a variant)", None, "my_op"),
+    ]
 
 
 # -- what a user reads: every Y finding's line, column, message and hint on a hand-written file --------
