@@ -220,6 +220,16 @@ def test_y005_version_not_in_all_version(tmp_path):
     assert "acl_op" in found[1].message and "'v2.5'" in found[2].message
 
 
+def test_y005_suggests_a_version_only_for_a_misspelling(tmp_path):
+    # all_version [v2.1, v2.2, v2.3, v2.10]: v2.9 is well formed, a version the file does not build; no neighbour
+    # is what was meant (a spelling match picked v2.3). v2.2O is a misspelt v2.2.
+    text = full("- func: my_op(Tensor x) -> Tensor\n  op_api: v2.9\n  acl_op: v2.2O\n")
+    assert seen(tmp_path, text, "Y005") == [
+        ("Y005", 8, 13, "op_api: version 'v2.9' is not in all_version", "add it to all_version or fix the spelling", "my_op"),
+        ("Y005", 9, 13, "acl_op: version 'v2.2O' is not in all_version", "did you mean 'v2.2'?", "my_op"),
+    ]
+
+
 def test_y005_known_versions_newest_and_fragments_are_clean(tmp_path):
     text = full("- func: my_op(Tensor x) -> Tensor\n  op_api: [v2.2, newest]\n  acl_op: 'v2.1, v2.10'\n  dvm: v2.3\n")
     assert findings(tmp_path, text, "Y005") == []
@@ -901,7 +911,7 @@ def test_every_y0xx_finding_as_the_user_reads_it(tmp_path):
         ("Y011", 24, 19, "device_check 'NoChecks' is not one of NoCheck, ExactSame", "did you mean 'NoCheck'?"),
         ("Y005", 26, 14, "op_api: version 'v9.9' is not in all_version", "add it to all_version or fix the spelling"),
         ("Y006", 26, 26, "op_api: a version range has 2 items, found 3: the codegen reads only [v9.9, v2.2]", "for a set of versions write a comma list string: 'v2.6, v2.8, v2.9'"),
-        ("Y005", 27, 17, "dvm: version 'v2.9' is not in all_version", "did you mean 'v2.3'?"),
+        ("Y005", 27, 17, "dvm: version 'v2.9' is not in all_version", "add it to all_version or fix the spelling"),
         ("Y003", 28, 5, "entry 2 of 'custom' has no 'func'", None),
         ("Y003", 29, 11, "func is 7, not a schema string", None),
         ("Y008", 31, 5, *gen_without_op_api),

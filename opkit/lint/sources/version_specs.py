@@ -85,7 +85,9 @@ def read_version_spec(node: YNode, field_name: str, known: dict[str, int] | None
     def unknown(item: VersionItem, *, allow_newest: bool = False) -> None:
         if known is None or item.text in known or (allow_newest and item.text == NEWEST):
             return
-        near = difflib.get_close_matches(item.text, list(known), n=1)
+        # A well-formed vX.Y is a version the file does not build (v2.9 beside v2.10), not a misspelling: a spelling
+        # match would pick a neighbour by its characters (v2.9 → v2.3). Only a malformed one (v2.1O) gets a suggestion.
+        near = [] if VERSION_NUMBER.match(item.text) else difflib.get_close_matches(item.text, list(known), n=1)
         problems.append(
             Problem("Y005", f"{field_name}: version '{item.text}' is not in all_version", item.line, item.column, f"did you mean '{near[0]}'?" if near else "add it to all_version or fix the spelling")
         )
