@@ -84,4 +84,4 @@ def follows_cann_convention(exec_name: str, base_name: str) -> bool:
     op = re.sub(r"_?v\d+$", "", _op_part(base_name))  # npu_sort_v2 → sort: the revision is matched below
     wanted = {_squash(op), _squash(op.replace("backward", "grad"))}
     kernel = _REVISION.sub("", _INPLACE.sub("", exec_name[len("aclnn") :]))
-    return _squash(kernel) in wanted or _squash(_REVISION.sub("", _OPERAND_KINDS.sub("", kernel))) in wanted
+    return _squash(kernel) in wanted or _squash(_OPERAND_KINDS.sub("", kernel)) in wanted

@@ -139,12 +139,14 @@ class GenOpApi:
         return set(self.outputs)
 
     def where(self, node: YNode | None = None, key: str | None = None) -> tuple[int, int]:
-        """Position to report: the node itself, unless it lives in another entry's (inherited) block."""
+        """Position to report: the block's ``key`` if given, else ``node`` itself, unless it lives in another
+        entry's (inherited) block. Every caller passes one of them."""
         if self.inherited_from is not None:
             return self.anchor
         if key is not None:
             return self.block.key_position(key)
-        return (node.line, node.column) if node is not None else self.anchor
+        assert node is not None
+        return node.line, node.column
 
     @property
     def suffix(self) -> str:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.op_plugin_yaml.common import EntryFacts, file_index
-from opkit.lint.sources.version_specs import version_key
 from opkit.lint.sources.op_plugin_yaml import OpPluginFile
 
 
@@ -48,7 +47,7 @@ def duplicate_func(file: OpPluginFile) -> Iterator[Violation]:
         for other in earlier:
             overlap = versions & other.versions
             if overlap:
-                shown = ", ".join(sorted(overlap, key=lambda v: version_key(v, {}) or (0,)))
+                shown = ", ".join(sorted(overlap, key=index.universe.index))  # the versions the file builds, in its order
                 yield Violation(
                     f"'{key}' is already declared in '{fact.entry.section}' at line {other.entry.line} for the same versions ({shown})",
                     line=fact.entry.line,
