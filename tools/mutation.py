@@ -124,6 +124,7 @@ EQUIVALENT: dict[str, str] = {
                                                      " a printing ('Type name') never starts with one character and then '('",
     "opkit.lint.rules.op_plugin_yaml.common.x__signature__mutmut_5": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.lint.rules.op_plugin_yaml.aclnn_name_convention.x__squash__mutmut_1": "upper() for lower(): squashed names are only compared with squashed names, so either case folding gives the same answer",
+    "opkit.lint.rules.op_plugin_yaml.aclnn_name_convention.x_follows_cann_convention__mutmut_27": "replace('backward', 'GRAD'): the result is squashed, i.e. lower-cased, as 'grad' is",
     "opkit.lint.rules.op_plugin_yaml.unknown_entry_field.x_unknown_entry_field__mutmut_10": "get_close_matches without n=1: only near[0], the best match, is read",
     "opkit.lint.rules.op_plugin_yaml.unknown_entry_field.x_unknown_entry_field__mutmut_12": "get_close_matches(n=2): only near[0], the best match, is read",
     "opkit.lint.rules.op_plugin_yaml.invalid_device_check.x_invalid_device_check__mutmut_15": "get_close_matches without n=1: only near[0], the best match, is read",
