@@ -427,6 +427,21 @@ def test_y012_custom_gen_opapi_is_clean(tmp_path):
 # -- Y101 gen-opapi-outputs -------------------------------------------------------------------------
 
 
+# an in-place op delegating to its out variant's gen_opapi (dedented: an argument of full())
+IN_PLACE_DELEGATES = textwrap.dedent(
+    """\
+        - func: my_op_(Tensor(a!) self) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            structured_inherit: my_op.out
+        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          op_api: all_version
+          gen_opapi:
+            exec: aclnnMyOp
+    """
+)
+
+
 def gen(func: str, block: str) -> str:
     """A whole file with one custom entry ``func`` whose gen_opapi is ``block`` (starting at line 10)."""
     return full(f"- func: {func}\n  op_api: all_version\n  gen_opapi:\n" + textwrap.indent(textwrap.dedent(block), "    "))
@@ -468,7 +483,8 @@ def test_y101_valid_results_are_clean(tmp_path):
 
 
 def test_y101_checks_an_inherited_block_against_the_inheritor(tmp_path):
-    # the functional my_op uses my_op.out's block, whose result has no dtype (fine for out, not for my_op)
+    # the functional my_op uses my_op.out's block, whose result has no dtype (fine for out, not for my_op);
+    # what is wrong in it is reported at my_op's structured_inherit, not in the other entry's block
     text = full(
         """\
         - func: my_op(Tensor x) -> Tensor
@@ -480,11 +496,17 @@ def test_y101_checks_an_inherited_block_against_the_inheritor(tmp_path):
           gen_opapi:
             out:
               size: x
+              shape: x
             exec: aclnnMyOp
         """
     )
-    f = only(findings(tmp_path, text, "Y101"), 10, "has no dtype", "(inherited from my_op.out)")
-    assert f.op == "my_op"
+    unknown = "result 'out' has unknown field 'shape' (expected size, dtype, name)"
+    no_dtype = "result 'out' has no dtype: an allocated result needs both (only out and in-place results default to the argument)"
+    assert seen(tmp_path, text, "Y101") == [
+        ("Y101", 10, 27, no_dtype + " (inherited from my_op.out)", None, "my_op"),
+        ("Y101", 10, 27, unknown + " (inherited from my_op.out)", None, "my_op"),
+        ("Y101", 16, 9, unknown, None, "my_op.out"),
+    ]
 
 
 def test_y101_out_variant_names_every_out_argument(tmp_path):
@@ -519,51 +541,16 @@ def test_y101_each_result_is_judged_after_one_that_is_not_a_mapping(tmp_path):
     ]
 
 
-def test_y101_unknown_field_of_an_inherited_result_is_reported_at_the_inheritor(tmp_path):
-    text = full(
-        """\
-        - func: my_op(Tensor x) -> Tensor
-          op_api: all_version
-          gen_opapi:
-            structured_inherit: my_op.out
-        - func: my_op.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            out:
-              size: x
-              dtype: x
-              shape: x
-            exec: aclnnMyOp
-        """
-    )
-    unknown = "result 'out' has unknown field 'shape' (expected size, dtype, name)"
-    assert seen(tmp_path, text, "Y101") == [
-        ("Y101", 10, 27, unknown + " (inherited from my_op.out)", None, "my_op"),
-        ("Y101", 17, 9, unknown, None, "my_op.out"),
-    ]
-
-
 def test_y101_judges_each_entry_after_one_without_gen_opapi_or_inheriting_in_place(tmp_path):
     # in-place my_op_ delegates to the out kernel: its own block is not judged, the next entry's is
-    text = full(
-        """\
-        - func: plain(Tensor x) -> Tensor
-          op_api: all_version
-        - func: my_op_(Tensor(a!) self) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            structured_inherit: my_op.out
-        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            exec: aclnnMyOp
+    other = """\
         - func: other(Tensor x) -> Tensor
           op_api: all_version
           gen_opapi:
             out: {size: x}
             exec: aclnnOther
         """
-    )
+    text = full("- func: plain(Tensor x) -> Tensor\n  op_api: all_version\n" + IN_PLACE_DELEGATES + textwrap.dedent(other))
     assert seen(tmp_path, text, "Y101") == [
         ("Y101", 20, 7, "result 'out' has no dtype: an allocated result needs both (only out and in-place results default to the argument)", None, "other"),
     ]
@@ -660,19 +647,7 @@ def test_y104_gen_opapi_not_a_mapping(tmp_path):
 
 def test_y104_exec_or_inherit_is_clean(tmp_path):
     assert findings(tmp_path, gen("my_op(Tensor x) -> Tensor", "out: {size: x, dtype: x}\nexec: aclnnMyOp\n"), "Y104") == []
-    text = full(
-        """\
-        - func: my_op_(Tensor(a!) self) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            structured_inherit: my_op.out
-        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            exec: aclnnMyOp
-        """
-    )
-    assert findings(tmp_path, text, "Y104") == []
+    assert findings(tmp_path, full(IN_PLACE_DELEGATES), "Y104") == []
 
 
 def test_y104_findings_name_their_op(tmp_path):
@@ -716,22 +691,8 @@ def test_y105_valid_target_is_clean(tmp_path):
 
 def test_y105_target_that_inherits_in_turn(tmp_path):
     # my_op -> my_op.out -> my_op.out2: the codegen reads only the direct target's block, which has no exec
-    text = full(
-        """\
-        - func: my_op(Tensor self) -> Tensor
-          op_api: all_version
-          gen_opapi:
-            structured_inherit: my_op.out
-        - func: my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            structured_inherit: my_op.out2
-        - func: my_op.out2(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-          op_api: all_version
-          gen_opapi:
-            exec: aclnnMyOp
-        """
-    )
+    text = inherit("my_op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", "structured_inherit: my_op.out2")
+    text += "  - func: my_op.out2(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n    op_api: all_version\n    gen_opapi: {exec: aclnnMyOp}\n"
     assert seen(tmp_path, text, "Y101", "Y104", "Y105") == [
         ("Y105", 10, 27, "structured_inherit 'my_op.out' inherits in turn; point at the out variant itself", None, "my_op"),
     ]
