@@ -120,6 +120,14 @@ EQUIVALENT: dict[str, str] = {
     "opkit.signature.x__parse_op_plugin__mutmut_129": "rsplit('::')[-1] for rsplit('::', 1)[-1]: the last part is the same",
     "opkit.signature.x__parse_op_plugin__mutmut_133": "rsplit('::', 2)[-1] for rsplit('::', 1)[-1]: the last part is the same",
     "opkit.signature.x_parse_default__mutmut_30": "text[:1] not in 'XX[XX': 'X' is a letter, which the next test sends to the same refusal",
+    "opkit.lint.rules.registrations.common.x_written_parameters__mutmut_18":
+        "targets = [...] for targets += [...] in the Assign branch: each node starts with targets = [], and only the Call branch adds before",
+    "opkit.lint.rules.registrations.custom_op_rejected.x_custom_op_rejected__mutmut_2":
+        "'... and schema= given or mutates_args is a tuple': without schema= the schema is inferred with exactly mutates_args as"
+        " Tensor(a!) (a name that is no tensor parameter is schema_problem, and then there is no schema to parse), so it agrees",
+    **{f"opkit.lint.rules.registrations.custom_op_schema_mismatch.x_custom_op_schema_mismatch__mutmut_{n}":
+       "the probe Registration's style, function, line or column: Index.declaring reads only its namespace and op (name, overload)"
+       for n in (14, 15, 16, 17, 24, 25)},
     "opkit.signature.x__parse_op_plugin__mutmut_10": "the search for an argument's printing starts at the name's last character instead of after '(':"
                                                      " a printing ('Type name') never starts with one character and then '('",
     "opkit.lint.rules.op_plugin_yaml.common.x__signature__mutmut_5": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
@@ -211,8 +219,8 @@ def main() -> int:
     parser.add_argument("module", help="a file or package folder under opkit/, e.g. opkit/yamlio.py or opkit/lint/rules/schema/")
     parser.add_argument("--max-children", default="2", help="parallel test processes (default 2)")
     parser.add_argument("--again", action="store_true",
-                        help="in the last run's scratch copy: take the current tests/ and retest only its survivors "
-                             "(its killed mutants stay killed: valid when tests were only added and opkit/ is unchanged)")
+                        help="in the last run's scratch copy: take the current tests/ and opkit/ and retest only its survivors "
+                             "and the mutants of functions changed since (its other killed mutants stay killed)")
     args = parser.parse_args()
     if not MUTMUT:
         raise SystemExit("mutmut is not installed: pip install -e '.[mutation]'")
@@ -269,20 +277,50 @@ def results(work: Path) -> dict[str, str]:
     return status
 
 
+def refresh_sources(work: Path, module: str) -> list[str]:
+    """Bring the scratch copy's opkit/ up to the current code, the module undecorated as in the first run; return
+    the files that changed. A rewritten file is newer than its mutants: mutmut mutates it again and forgets the
+    results of the functions whose text changed (mutmut 3 keeps them per function hash), which are then retested."""
+    fresh = work / "fresh"
+    shutil.rmtree(fresh, ignore_errors=True)
+    shutil.copytree(REPO / "opkit", fresh / "opkit", symlinks=True, ignore=COPY_IGNORE)
+    undecorate_rules(fresh / module if (fresh / module).is_dir() else (fresh / module).parent)
+    changed = []
+    for path in sorted((fresh / "opkit").rglob("*.py")):
+        target = work / path.relative_to(fresh)
+        if not target.exists() or target.read_bytes() != path.read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)  # a new mtime
+            changed.append(str(path.relative_to(fresh)))
+    shutil.rmtree(fresh)
+    return changed
+
+
 def again(work: Path, module: str, max_children: str) -> int:
     """Retest the last run's survivors against the current tests (the test selection in setup.cfg stays as it was:
-    a changed selection makes mutmut reset every result). New tests are found by mutmut's incremental stats."""
+    a changed selection makes mutmut reset every result). New tests are found by mutmut's incremental stats.
+    Where opkit/ changed since, the changed functions' mutants are tested again too (see refresh_sources)."""
     if not (work / "mutants").is_dir():
         raise SystemExit(f"no earlier run in {work}: run without --again first")
     for copy in (work / "tests", work / "mutants" / "tests"):
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(REPO / "tests", copy, symlinks=True, ignore=COPY_IGNORE)
+    changed = refresh_sources(work, module)
+    for path in changed:
+        print(f"  changed since the last run: {path}")
     config = work / "setup.cfg"
     text = re.sub(r"timeout_constant = .*\n", "", config.read_text())
     config.write_text(text + TIMEOUT)  # a changed timeout only reclassifies timeouts, which are retested here anyway
     survivors = [n for n, s in results(work).items() if s != "killed" and n not in EQUIVALENT]
+    mutated = [p for p in changed if p.startswith(module)]
+    if not survivors and mutated:  # a run is what makes mutmut mutate the changed files again
+        survivors = [p.removesuffix(".py").replace("/", ".") + ".*" for p in mutated]
     if survivors:
         subprocess.run([MUTMUT, "run", "--max-children", max_children, *survivors], cwd=work, env=ENV, check=False)
+    if mutated:  # the changed functions' mutants, mutated again by that run
+        unchecked = [n for n, s in results(work).items() if s == "not checked" and n not in EQUIVALENT]
+        if unchecked:
+            subprocess.run([MUTMUT, "run", "--max-children", max_children, *unchecked], cwd=work, env=ENV, check=False)
     return report(work, module)
 
 

@@ -202,6 +202,17 @@ def test_m001_custom_op_without_fake(tmp_path):
     assert "register_fake" in messages(result, "M001")[0]
 
 
+def test_m001_custom_op_hint_is_register_fake_on_the_decorated_function(tmp_path):
+    # torch.library.custom_op returns a CustomOpDef bound to the function's name; its fake is
+    # @<that name>.register_fake, or torch.library.register_fake("ns::op") by the op's name. A
+    # Library("npu", "IMPL", "Meta") impl would register npu::f_op, another op.
+    text = '@torch.library.custom_op("mylib::f_op", mutates_args=())\ndef f_impl(x: torch.Tensor) -> torch.Tensor:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", "import torch\n\n" + text)])
+    assert [(f.code, f.line, f.message, f.hint) for f in result.findings] == [
+        ("M001", 3, "op 'f_op' has no register_fake in the linted Python files", 'add @f_impl.register_fake, or @torch.library.register_fake("mylib::f_op")')
+    ]
+
+
 # -- M002-M005: parameters -------------------------------------------------------------------------
 
 
@@ -802,7 +813,7 @@ def test_every_meta_finding_as_the_user_reads_it(tmp_path):
 def test_every_custom_op_finding_as_the_user_reads_it(tmp_path):
     path = write(tmp_path, "ops.py", DEFECTIVE_CUSTOM_OPS)
     result = lint([path], schemas=["mylib::my_add_(Tensor(a!) x, Tensor(b!) y) -> ()"], dialect=Dialect.TORCH_LIBRARY, use_cache=False)
-    hint = 'add @impl(m, "{}") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake'
+    hint = 'add @{0}.register_fake, or @torch.library.register_fake("mylib::{0}")'
     assert read_by_user(result) == [
         ("M008", "ops.py", 4, 2, "mutates_args covers ['x'] but <schema>:1 declares ['x', 'y'] as Tensor(a!)", None),
         ("M010", "ops.py", 4, 2, "my_add_ writes 'y' in place (line 6) but mutates_args does not list it", None),
@@ -848,3 +859,290 @@ def _inferred(python: str) -> str:
         "torch.Tensor": "Tensor",
         "list[torch.Tensor]": "Tensor[]",
     }.get(python, python)
+
+
+# -- binding a registration to its schema: namespaces and sections ---------------------------------
+
+
+def test_a_registration_in_another_namespace_registers_another_op(tmp_path):
+    # Library("npu", ...) registers npu::f; mylib::f (a schema with its own namespace) still has no Meta.
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["mylib::f(Tensor x) -> Tensor"], dialect=Dialect.TORCH_LIBRARY)
+    assert [(f.code, f.op) for f in result.findings] == [("M011", "f"), ("M001", "f")]
+    assert messages(result, "M011") == ["meta registration for 'npu::f', which no linted schema declares"]
+    assert messages(result, "M001") == ["op 'f' has no Meta registration in the linted Python files"]
+
+
+def test_a_registration_binds_to_the_schema_of_its_own_namespace_first(tmp_path):
+    # "f(...)" without a namespace declares f in any namespace; mylib::f is the one mylib's registration gets.
+    body = 'lib = Library("mylib", "IMPL", "Meta")\n\n@impl(lib, "f")\ndef f_meta(x):\n    return torch.empty_like(x)\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, Tensor y) -> Tensor", "mylib::f(Tensor x) -> Tensor"], dialect=Dialect.TORCH_LIBRARY)
+    assert found(result) == []
+
+
+def test_the_custom_entry_binds_before_its_symint_repeat_whatever_the_section_order(tmp_path):
+    # symint: written above custom: in the file; the op's own entry (custom:) is still the one compared.
+    yaml_path = write(
+        tmp_path,
+        "op_plugin_functions.yaml",
+        """\
+        all_version: [v2.1]
+        official:
+        autograd:
+        symint:
+          - func: my_op(Tensor x, SymInt[] shape) -> Tensor
+        custom:
+          - func: my_op(Tensor x, int[] size) -> Tensor
+            op_api: all_version
+        quant:
+        """,
+    )
+    body = '@impl(m, "my_op")\ndef my_op_meta(x, size):\n    return x.new_empty(size)\n'
+    assert found(lint([yaml_path, meta_file(tmp_path, body)])) == []
+
+
+def test_a_custom_op_fake_does_not_end_the_binding_of_later_registrations(tmp_path):
+    text = """\
+    import torch
+    from torch.library import Library, impl
+
+    m = Library("npu", "IMPL", "Meta")
+
+    @torch.library.custom_op("mylib::g", mutates_args=())
+    def g(x: torch.Tensor) -> torch.Tensor:
+        ...
+
+    @g.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    @impl(m, "f")
+    def f_meta(x):
+        return torch.empty_like(x)
+    """
+    result = lint([write(tmp_path, "meta.py", text)], schemas=["f(Tensor x, Tensor y) -> Tensor"])
+    assert found(result) == [("M002", 14)]
+
+
+# -- M001 ------------------------------------------------------------------------------------------
+
+
+def test_m001_an_official_entry_before_the_custom_one_needs_no_meta(tmp_path):
+    yaml_path = write(tmp_path, "op_plugin_functions.yaml", OP_PLUGIN_SECTIONS_YAML)
+    path = meta_file(tmp_path, '@impl(m, "other")\ndef other_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([yaml_path, path], schemas=["other(Tensor x) -> Tensor"], selection=_only("M001"))
+    assert [(f.code, f.op, f.line) for f in result.findings] == [("M001", "my_op", 7)]
+
+
+def test_m001_a_torch_library_schema_string_asks_for_a_meta_registration(tmp_path):
+    # Only a custom_op's own schema asks for register_fake; a --schema in torch.library's dialect may get either.
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n    return torch.empty_like(x)\n')
+    result = lint([path], schemas=["npu::f(Tensor x) -> Tensor", "npu::g(Tensor x) -> Tensor"], dialect=Dialect.TORCH_LIBRARY)
+    assert messages(result, "M001") == ["op 'g' has no Meta registration in the linted Python files"]
+
+
+# -- M002 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "signature", "expected"),
+    [
+        # a keyword-only argument without a default is always passed by name
+        ("f(Tensor x, *, int k) -> Tensor", "x", "keyword-only argument 'k' is passed by name, but f_meta has no parameter 'k'"),
+        # a positional-only parameter cannot receive a keyword argument (TypeError: got some positional-only arguments passed as keyword arguments)
+        ("f(Tensor x, *, int k=1) -> Tensor", "x, k=1, /", "keyword-only argument 'k' is passed by name whenever it is not 1, but f_meta has no parameter 'k'"),
+        # *args swallows y and z; the keyword-only 'extra' is never passed
+        ("f(Tensor x, Tensor y, Tensor z) -> Tensor", "x, *args, extra", "parameter 'extra' of f_meta has no default and the schema never passes it: every call fails"),
+        # a positional-only parameter past the schema's positional arguments
+        ("f(Tensor x) -> Tensor", "x, extra, /", "parameter 'extra' of f_meta has no default and the schema never passes it: every call fails"),
+    ],
+)
+def test_m002_calls_the_function_cannot_take(tmp_path, schema, signature, expected):
+    result = lint([meta_file(tmp_path, f'@impl(m, "f")\ndef f_meta({signature}):\n    return torch.empty_like(x)\n')], schemas=[schema])
+    assert messages(result, "M002") == [expected]
+
+
+# -- M004 ------------------------------------------------------------------------------------------
+
+
+def test_m004_keyword_only_taken_positionally_hints_where_it_goes(tmp_path):
+    path = meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x, k=1):\n    return x.new_empty([k])\n')
+    result = lint([path], schemas=["f(Tensor x, *, int k=1) -> Tensor"])
+    assert [(f.code, f.line, f.message, f.hint) for f in result.findings] == [
+        ("M004", 5, "schema argument 'k' is keyword-only but f_meta takes it positionally", "put 'k' after '*'")
+    ]
+
+
+# -- M005 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "signature", "expected"),
+    [
+        # defaults that are the schema's: a tuple is the list a schema int[] default reads as (int[2] pads=1 is [1, 1])
+        ("f(Tensor x, int k=1, int[2] pads=1) -> Tensor", "x, k=1, pads=(1, 1)", []),
+        ("f(Tensor x, int[2] pads=[1,2]) -> Tensor", "x, pads=(1, 2)", []),
+        ("f(Tensor x, int[2] pads=[1,2]) -> Tensor", "x, pads=(2, 1)",
+         ["'pads' defaults to (2, 1) but the schema's 'pads' defaults to [1,2]: calls that pass [1,2] get (2, 1)"]),
+        # None where the schema has a value, never tested for None: the function computes with None
+        ("f(Tensor x, int k=1) -> Tensor", "x, k=None", ["'k' defaults to None but the schema's 'k' defaults to 1: calls that pass 1 get None"]),
+        # a keyword-only argument the function lacks (M002's) does not hide the next one's default
+        ("f(Tensor x, *, int a=1, int k=1) -> Tensor", "x, *, k=2", ["'k' defaults to 2 but the schema's 'k' defaults to 1: calls that pass 1 get 2"]),
+        # a None resolved by the function does not hide the next one's default
+        ("f(Tensor x, int d=1, int k=1) -> Tensor", "x, d=None, k=2", ["'k' defaults to 2 but the schema's 'k' defaults to 1: calls that pass 1 get 2"]),
+    ],
+)
+def test_m005_read_defaults(tmp_path, schema, signature, expected):
+    body = f'@impl(m, "f")\ndef f_meta({signature}):\n    if d is None:\n        d = 1\n    return x.new_empty([d, k, *pads, a])\n'
+    result = lint([meta_file(tmp_path, body)], schemas=[schema])
+    assert messages(result, "M005") == expected
+
+
+def test_m005_a_shifted_parameter_does_not_hide_a_later_default(tmp_path):
+    # The schema gained 'beta': 'scale' sits in beta's slot (M004 names it; its default is scale's, not beta's),
+    # and the keyword-only 'k' is still compared.
+    body = '@impl(m, "f")\ndef f_meta(x, scale=2, extra=0, *, k=2):\n    return x.new_empty([scale, k])\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["f(Tensor x, int beta=1, int scale=2, *, int k=1) -> Tensor"])
+    assert messages(result, "M005") == ["'k' defaults to 2 but the schema's 'k' defaults to 1: calls that pass 1 get 2"]
+
+
+# -- M006/M007: what a user reads ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "body", "expected"),
+    [
+        ("f(Tensor x) -> Tensor", "    return None\n", "f_meta returns None (line 7) but the schema returns one value"),
+        ("f(Tensor x) -> Tensor", "    return [x, x]\n", "f_meta returns a list of 2 (line 7) but the schema returns one value"),
+        ("f(Tensor x) -> (Tensor, Tensor)", "    return helper(x)\n", None),  # neither a tensor nor a parameter: unknown
+    ],
+)
+def test_m006_messages(tmp_path, schema, body, expected):
+    result = lint([meta_file(tmp_path, '@impl(m, "f")\ndef f_meta(x):\n' + body)], schemas=[schema])
+    assert messages(result, "M006") == ([expected] if expected else [])
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("    return y\n", "upd_meta returns 'y' at line 7, but the schema returns (): return None"),
+        ("    return x\n", "upd_meta returns 'x' (the mutated input) at line 7, but the schema returns (): return None"),
+        ("    return torch.empty_like(y)\n", "upd_meta returns a tensor at line 7, but the schema returns (): return None"),
+        ("    return (x, y)\n", "upd_meta returns a tuple at line 7, but the schema returns (): return None"),
+        ("    return [x]\n", "upd_meta returns a list at line 7, but the schema returns (): return None"),
+        ("    return helper(x)\n", None),
+    ],
+)
+def test_m007_messages(tmp_path, body, expected):
+    result = lint([meta_file(tmp_path, '@impl(m, "upd")\ndef upd_meta(x, y):\n' + body)], schemas=["upd(Tensor(a!) x, Tensor y) -> ()"])
+    assert messages(result, "M007") == ([expected] if expected else [])
+
+
+# -- custom_op rules -------------------------------------------------------------------------------
+
+
+def test_m008_each_custom_op_against_each_declaration_of_its_own_op(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::bad", mutates_args=())
+    def bad(x: torch.Tensor, pads: tuple[int, int]) -> torch.Tensor:
+        ...
+
+    @torch.library.custom_op("mylib::f", mutates_args=())
+    def f(x: torch.Tensor) -> torch.Tensor:
+        ...
+    """
+    # otherlib::f is another op; the first mylib::f agrees, the second does not
+    schemas = ["otherlib::f(Tensor x, int k) -> Tensor", "mylib::f(Tensor x) -> Tensor", "mylib::f(Tensor x, int k) -> Tensor"]
+    result = lint([write(tmp_path, "ops.py", text)], schemas=schemas, dialect=Dialect.TORCH_LIBRARY, selection=_only("M008"))
+    assert [(f.line, f.message) for f in result.findings] == [
+        (7, "inferred schema 'mylib::f(Tensor x) -> Tensor' differs from 'mylib::f(Tensor x, int k) -> Tensor' declared at <schema 3>:1")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("params", "declared"),
+    [
+        ("x: torch.Tensor, k: float", "mylib::f(Tensor x, int k) -> Tensor"),  # only a type
+        ("x: torch.Tensor, reduction: int", "mylib::f(Tensor x, int reduction=Mean) -> Tensor"),  # a default torch spells as a name
+    ],
+)
+def test_m008_argument_type_and_a_default_only_the_declaration_has(tmp_path, params, declared):
+    text = f'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f({params}) -> torch.Tensor:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", text)], schemas=[declared], dialect=Dialect.TORCH_LIBRARY)
+    assert [m.split("' differs from")[0] for m in messages(result, "M008")] == [
+        "inferred schema 'mylib::f(" + params.replace("x: torch.Tensor", "Tensor x").replace("k: float", "float k").replace("reduction: int", "SymInt reduction") + ") -> Tensor"
+    ]
+
+
+def test_m010_each_custom_op_and_each_way_of_writing(tmp_path):
+    text = """\
+    import torch
+
+    @torch.library.custom_op("mylib::any", mutates_args="unknown")
+    def any_(x: torch.Tensor) -> None:
+        x.add_(1)
+
+    @torch.library.custom_op("mylib::upd", mutates_args=())
+    def upd(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+        a += 1
+        b[0] += 1
+        n = c.__len__()
+        return d.clone() + n
+    """
+    result = lint([write(tmp_path, "ops.py", text)], selection=_only("M010"))
+    assert messages(result, "M010") == [
+        "upd writes 'a' in place (line 9) but mutates_args does not list it",
+        "upd writes 'b' in place (line 10) but mutates_args does not list it",
+    ]
+
+
+def test_m010_plain_function_calls_write_nothing(tmp_path):
+    text = 'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return abs(x)\n'
+    assert found(lint([write(tmp_path, "ops.py", text)])) == [("M001", 3)]
+
+
+def test_m011_an_aten_registration_does_not_end_the_check(tmp_path):
+    body = 'a = Library("aten", "IMPL", "Meta")\n\n@impl(a, "some_aten_op")\ndef aten_meta(x):\n    return x\n\n@impl(m, "my_opp")\ndef my_opp_meta(x):\n    return x\n'
+    result = lint([meta_file(tmp_path, body)], schemas=["my_op(Tensor x) -> Tensor"])
+    assert messages(result, "M011") == ["meta registration for 'npu::my_opp', which no linted schema declares"]
+
+
+@pytest.mark.parametrize(
+    ("decorator", "expected"),
+    [
+        # torch accepts the in-place name's schema (op-plugin's codegen would refuse it) and raises on mutates_args
+        ('@torch.library.custom_op("mylib::g_", mutates_args=(), schema="(Tensor(a!) x) -> ()")',
+         ["custom_op mylib::g_: schema= marks ['x'] as Tensor(a!) but mutates_args is []"]),
+        # a schema torch cannot parse is S001's, not a mutates_args mismatch
+        ('@torch.library.custom_op("mylib::g", mutates_args=(), schema="(Tensor(a! x) -> ()")', []),
+    ],
+)
+def test_m012_explicit_schema_as_torch_parses_it(tmp_path, decorator, expected):
+    text = f"import torch\n\n{decorator}\ndef g_(x):\n    ...\n"
+    result = lint([write(tmp_path, "ops.py", text)], selection=_only("M012"))
+    assert messages(result, "M012") == expected
+
+
+def test_m013_return_mismatch_names_the_op_and_earlier_meta_registrations_do_not_end_the_check(tmp_path):
+    text = """\
+    import torch
+    from torch.library import Library, impl
+
+    m = Library("npu", "IMPL", "Meta")
+
+    @impl(m, "h")
+    def h_meta(x):
+        return x
+
+    @torch.library.custom_op("mylib::f", mutates_args=())
+    def f(x: torch.Tensor) -> torch.Tensor:
+        ...
+
+    @f.register_fake
+    def _(x: torch.Tensor) -> list[torch.Tensor]:
+        return [x]
+    """
+    result = lint([write(tmp_path, "ops.py", text)], selection=_only("M013"))
+    assert [(f.line, f.op, f.message) for f in result.findings] == [(14, "f", "fake returns Tensor[], custom_op f returns Tensor")]

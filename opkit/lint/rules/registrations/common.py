@@ -37,7 +37,8 @@ class Schema:
         return not self.namespace or not namespace or self.namespace == namespace
 
 
-# Which schema a registration binds to when several declare it: the op's own entry first.
+# Which schema a registration binds to when several declare it: the op's own entry first. Every
+# section a schema site can have (op_plugin_yaml.SECTIONS, or None outside op_plugin_functions.yaml).
 SECTION_RANK = {"custom": 0, None: 0, "official": 1, "autograd": 2, "symint": 3, "quant": 4}
 
 
@@ -59,7 +60,7 @@ class Index:
                 namespace = "npu" if (site.path, sig.name) in custom_names else "aten"
             self.schemas.append(Schema(site, sig, namespace))
         self.by_op: dict[tuple[str, str], list[Schema]] = {}
-        for schema in sorted(self.schemas, key=lambda s: SECTION_RANK.get(s.site.section, 5)):
+        for schema in sorted(self.schemas, key=lambda s: SECTION_RANK[s.site.section]):
             self.by_op.setdefault((schema.sig.name, schema.sig.overload), []).append(schema)
         self.inferred: dict[tuple[str, int, int, str | None], Schema] = {
             (s.site.path, s.site.line, s.site.column, s.site.op_hint): s for s in self.schemas if s.site.op_hint is not None
@@ -151,7 +152,7 @@ def return_problem(ret: ReturnSite, sig: OpSignature) -> str | None:
     if single_tensor and ret.shape in ("tuple", "list"):
         return f"returns a {ret.shape}" + (f" of {ret.arity}" if ret.arity is not None else "")
     if count >= 2:
-        returned_arg = sig.argument(ret.param) if ret.param else None
+        returned_arg = sig.argument(ret.param)  # None unless the return is a parameter (no argument is named None)
         if ret.shape == "tensor" or (returned_arg is not None and returned_arg.is_tensor and not returned_arg.type.is_list):
             return "returns a single tensor"
         if ret.shape == "tuple" and ret.arity is not None and ret.arity != count:

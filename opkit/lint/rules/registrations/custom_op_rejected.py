@@ -47,7 +47,7 @@ def custom_op_rejected(file: RegistrationFile) -> Iterator[Violation]:
         problem = op.schema_problem
         if problem is None and op.explicit_schema is not None and isinstance(op.mutates_args, tuple):
             try:
-                written = {a.name for a in parse_schema(op.schema or "", Dialect.TORCH_LIBRARY).mutated_arguments}
+                written = {a.name for a in parse_schema(op.schema, Dialect.TORCH_LIBRARY).mutated_arguments}  # type: ignore[arg-type]  # schema= is set
             except SchemaError:
                 written = None  # S001 reports the schema itself
             if written is not None and written != set(op.mutates_args):

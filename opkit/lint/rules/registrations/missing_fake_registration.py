@@ -9,7 +9,6 @@ from opkit.lint.registry import rule
 from opkit.lint.rules.registrations.common import project_index, all_registrations
 from opkit.lint.sources import LintProject
 from opkit.lint.sources.registrations import Registration
-from opkit.signature import Dialect
 
 
 @rule(
@@ -55,14 +54,19 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
     registered: dict[tuple[str, str], list[Registration]] = {}
     for _, reg in all_registrations(project):
         registered.setdefault((reg.name, reg.overload), []).append(reg)
+    # custom_op sites (their schemas sit at the decorator) -> the decorated function's name, what register_fake hangs on
+    custom_op_functions = {(file.path, op.line): op.function.name for file in project.python_files for op in file.custom_ops}
     for schema in project_index(project).schemas:
         if not schema.site.is_custom:
             continue
         if any(schema.declares(reg) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
             continue
-        what = "register_fake" if schema.site.dialect is Dialect.TORCH_LIBRARY and schema.site.op_hint else "Meta registration"
+        function = custom_op_functions.get((schema.site.path, schema.site.line))
+        if function is not None:  # a custom_op's own schema: the fake goes on the custom_op object
+            what, hint = "register_fake", f'add @{function}.register_fake, or @torch.library.register_fake("{schema.namespace}::{schema.sig.full_name}")'
+        else:
+            what, hint = "Meta registration", f'add @impl(m, "{schema.sig.full_name}") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake'
         yield Violation(
             f"op '{schema.sig.full_name}' has no {what} in the linted Python files",
-            line=schema.site.line, column=schema.site.column, path=schema.site.path, op=schema.sig.full_name,
-            hint=f'add @impl(m, "{schema.sig.full_name}") on m = Library("npu", "IMPL", "Meta"), or @<op>.register_fake',
+            line=schema.site.line, column=schema.site.column, path=schema.site.path, op=schema.sig.full_name, hint=hint,
         )  # fmt: skip
