@@ -411,3 +411,172 @@ def test_columns_broadcast_key_lines_and_default_values(tmp_path):
     result = lint([write_json(tmp_path, BROADCAST)], schemas=[schema], use_cache=False)
     assert [(f.code, f.line) for f in result.findings] == [("J005", 4), ("J005", 5), ("J101", 9), ("J010", 12), ("J004", 14)]
     assert message(result, "J010") == "op 'MyOp': input_desc 'z' has 3 dtype/format columns but input_desc 'x' has 2"
+
+
+# -- each finding on the line of the key at fault, in an object written over several lines ------------
+
+SPREAD = """\
+[
+  {
+    "op": "1Op",
+    "input_desc": [
+      {"param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]},
+      {"name": "x", "param_type": "required", "format": ["ND", "nd", "NHWC1"], "type": ["fp16", "FP32", "float64"]},
+      {"name": "x", "param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]},
+      {
+        "name": "w",
+        "param_type": "required",
+        "format": ["ND", "ND", "ND"],
+        "type": ["FP16", "int4", "float64"]
+      }
+    ],
+    "output_desc": [
+      {"name": "y", "param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]},
+      {"name": "y", "param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]}
+    ],
+    "attr": [
+      {"name": "a", "param_type": "required", "type": "int"},
+      {
+        "name": "k",
+        "param_type": "optional",
+        "type": "list_int",
+        "default_value": [1, 2]
+      },
+      {
+        "name": "2m",
+        "param_type": "optional",
+        "type": "string",
+        "default_value": "(x)"
+      },
+      {
+        "name": "s",
+        "param_type": "optional",
+        "type": "int",
+        "default_value": "LONG"
+      },
+      {
+        "param_type": "required",
+        "type": "vector"
+      }
+    ]
+  },
+  {
+    "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+    "op": "",
+    "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}]
+  }
+]
+"""
+
+
+def test_findings_sit_on_the_line_of_the_key_at_fault(tmp_path):
+    result = lint([write_json(tmp_path, SPREAD.replace("LONG", "9" * 1025))])
+    attr_types = "int, float, bool, string, type, list_int, list_float, list_bool, list_list_int, list_string, list_type, tensor, list_tensor"
+    assert [(f.code, f.line, f.op, f.message, f.hint) for f in result.findings] == [
+        ("J003", 3, "1Op", "op name '1Op' is not a C identifier", None),
+        ("J003", 5, "1Op", "op '1Op': an item of input_desc has no name", None),
+        ("J007", 6, "1Op", "op '1Op': input_desc 'x' has unknown dtypes 'FP32', 'float64'; msOpGen drops them", None),
+        ("J008", 6, "1Op", "op '1Op': input_desc 'x' has unknown formats 'nd', 'NHWC1'; the generated C++ does not compile", None),
+        ("J011", 7, "1Op", "op '1Op': input_desc declares 'x' again (first at line 6); msOpGen keeps the last", None),
+        ("J006", 12, "1Op", "op '1Op': input_desc 'w' has no known dtype ('FP16', 'int4', 'float64')", None),
+        ("J011", 17, "1Op", "op '1Op': output_desc declares 'y' again (first at line 16); msOpGen keeps the last", None),
+        ("J013", 25, "1Op", "op '1Op': attr 'k' default_value is a JSON array, which msOpGen pastes into C++ as a Python list: it does not compile", 'write the string "{1, 2}"'),
+        ("J003", 28, "1Op", "op '1Op': an item of attr '2m' is not a C identifier", None),
+        ("J013", 31, "1Op", "op '1Op': attr '2m' default_value contains forbidden characters '(', ')'", None),
+        ("J013", 37, "1Op", "op '1Op': attr 's' default_value is 1025 characters, over 1024", None),
+        ("J003", 39, "1Op", "op '1Op': an item of attr has no name", None),
+        ("J012", 41, "1Op", "op '1Op': attr without a name (line 39) has type 'vector'; msOpGen drops it silently", f"one of {attr_types}"),
+        ("J001", 47, None, "op 1 has no 'op' name", None),
+    ]  # fmt: skip
+
+
+def test_j1xx_pair_only_new_ops_and_each_json_op(tmp_path):
+    # an official: (ATen) op of the same msOpGen name is not what the JSON describes
+    yaml_path = tmp_path / "op_plugin_functions.yaml"
+    yaml_path.write_text("all_version: [v2.1]\nofficial:\n  - func: my_op(Tensor self, Tensor other) -> Tensor\n    op_api: all_version\nautograd:\ncustom:\nsymint:\nquant:\n")
+    json_path = write_json(tmp_path, MY_OP_JSON)
+    assert [f.code for f in lint([str(yaml_path), json_path]).findings if f.code.startswith("J")] == []
+    # an op msOpGen cannot declare (S203) does not end the comparison of the next op
+    other = {"op": "MyOther", "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+             "output_desc": [{"name": "out", "param_type": "required", "format": ["ND"], "type": ["fp16"]}]}  # fmt: skip
+    schemas = ["my_op(Tensor x, Tensor?[] y, float attr1) -> Tensor", "my_other(Tensor x, float a) -> Tensor"]
+    result = lint([write_json(tmp_path, [*MY_OP_JSON, other], "two.json")], schemas=schemas)
+    assert sorted((f.code, f.op) for f in result.findings) == [("J102", "MyOther"), ("S203", "my_op")]
+
+
+@pytest.mark.parametrize(
+    ("attr", "fires"),
+    [
+        ({"name": "k", "type": "int"}, False),  # no param_type: msOpGen takes it as required (msopgen.md §1)
+        ({"name": "k", "type": "int", "param_type": "optional", "default_value": "1"}, True),
+    ],
+)
+def test_j102_missing_param_type_is_required(tmp_path, attr, fires):
+    data = [{"op": "MyOp", "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+             "output_desc": [{"name": "out", "param_type": "required", "format": ["ND"], "type": ["fp16"]}], "attr": [attr]}]  # fmt: skip
+    result = lint([write_json(tmp_path, data)], schemas=["my_op(Tensor x, int k) -> Tensor"])
+    assert [f.code for f in result.findings if f.code.startswith("J1")] == (["J102"] if fires else [])
+
+
+def test_j102_a_default_compares_as_the_cpp_value_msopgen_pastes(tmp_path):
+    # msOpGen pastes default_value into C++ verbatim: "- 1" is -1 there, the schema's k=-1
+    data = [{"op": "MyOp", "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+             "output_desc": [{"name": "out", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],
+             "attr": [{"name": "k", "param_type": "optional", "type": "int", "default_value": "- 1"}]}]  # fmt: skip
+    assert lint([write_json(tmp_path, data)], schemas=["my_op(Tensor x, int k=-1) -> Tensor"]).findings == ()
+
+
+@pytest.mark.parametrize(
+    ("descriptors", "expected"),
+    [
+        # the descriptor at fault has no name (J003 reports that): say so and where it is
+        ('{"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},\n'
+         '    {"name": "w", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},\n'
+         '    {"param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]}',
+         "op 'MyOp': input_desc without a name (line 6) has 3 dtype/format columns but input_desc 'x' has 2"),
+        # the one the majority is named after has none
+        ('{"param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},\n'
+         '    {"name": "w", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},\n'
+         '    {"name": "v", "param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float", "bf16"]}',
+         "op 'MyOp': input_desc 'v' has 3 dtype/format columns but input_desc without a name (line 4) has 2"),
+    ],
+)
+def test_j010_names_a_nameless_descriptor_by_its_line(tmp_path, descriptors, expected):
+    text = ('[{\n  "op": "MyOp",\n  "input_desc": [\n    ' + descriptors + '\n  ],\n'
+            '  "output_desc": [{"name": "y", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]}]\n}]\n')  # fmt: skip
+    result = lint([write_json(tmp_path, text)])
+    assert message(result, "J010") == expected
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ('{"param_type": "req", "format": ["ND"], "type": ["fp16"]}', ("J004", "op 'MyOp': input_desc without a name (line 5) param_type is 'req'; msOpGen uses 'required'")),
+        ('{"param_type": "required", "type": ["fp16"]}', ("J005", "op 'MyOp': input_desc without a name (line 5) has no format; msOpGen drops it silently")),
+        ('{"param_type": "required", "format": ["ND"], "type": ["FP16"]}', ("J006", "op 'MyOp': input_desc without a name (line 5) has no known dtype ('FP16')")),
+        ('{"param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "FP32"]}',
+         ("J007", "op 'MyOp': input_desc without a name (line 5) has unknown dtypes 'FP32'; msOpGen drops them")),
+        ('{"param_type": "required", "format": ["nd"], "type": ["fp16"]}',
+         ("J008", "op 'MyOp': input_desc without a name (line 5) has unknown formats 'nd'; the generated C++ does not compile")),
+        ('{"param_type": "required", "format": ["ND", "ND", "ND"], "type": ["fp16", "float"]}', ("J009", "op 'MyOp': input_desc without a name (line 5) has 2 types but 3 formats")),
+    ],
+)
+def test_a_nameless_descriptor_is_named_by_its_line(tmp_path, item, expected):
+    text = ('[{\n  "op": "MyOp",\n  "input_desc": [\n    {"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]},\n    ' + item + '\n  ],\n'
+            '  "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}]\n}]\n')  # fmt: skip
+    result = lint([write_json(tmp_path, text)])
+    assert [(f.code, f.message) for f in result.findings if f.code not in ("J003", "J010")] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("attr", "expected"),
+    [
+        ('{"param_type": "optional", "type": "int", "default_value": "(1)"}', ("J013", "op 'MyOp': attr without a name (line 6) default_value contains forbidden characters '(', ')'")),
+        ('{"param_type": "optional", "type": "int"}', ("J014", "op 'MyOp': optional attr without a name (line 6) has no default_value")),
+    ],
+)
+def test_a_nameless_attr_is_named_by_its_line(tmp_path, attr, expected):
+    text = ('[{\n  "op": "MyOp",\n  "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],\n'
+            '  "output_desc": [{"name": "y", "param_type": "required", "format": ["ND"], "type": ["fp16"]}],\n  "attr": [\n    ' + attr + '\n  ]\n}]\n')  # fmt: skip
+    result = lint([write_json(tmp_path, text)])
+    assert [(f.code, f.message) for f in result.findings if f.code != "J003"] == [expected]

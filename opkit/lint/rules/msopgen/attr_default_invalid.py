@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import located, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import described, located, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J013", "attr-default-invalid", severity=Severity.ERROR, scope="msopgen",
@@ -54,14 +54,14 @@ def attr_default_invalid(file: MsOpGenFile) -> Iterator[Violation]:
             node = a.value.get("default_value")
             if node is None:
                 continue
-            name = text_of(a, "name")
+            name = described("attr", a)
             if node.kind == "sequence":
                 braces = "{" + ", ".join(str(v) for v in node.plain) + "}"
-                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value is a JSON array, which msOpGen pastes into C++ as a Python list: it does not compile", op, hint=f'write the string "{braces}"')
+                yield located(a, "default_value", f"{where(op)}: {name} default_value is a JSON array, which msOpGen pastes into C++ as a Python list: it does not compile", op, hint=f'write the string "{braces}"')
                 continue
             text = str(node.value)
             bad = sorted(set(text) & msopgen.FORBIDDEN_DEFAULT_CHARS)
             if bad:
-                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value contains forbidden characters {', '.join(map(repr, bad))}", op)
+                yield located(a, "default_value", f"{where(op)}: {name} default_value contains forbidden characters {', '.join(map(repr, bad))}", op)
             if len(text) > msopgen.MAX_DEFAULT_LENGTH:
-                yield located(a, "default_value", f"{where(op)}: attr '{name}' default_value is {len(text)} characters, over {msopgen.MAX_DEFAULT_LENGTH}", op)
+                yield located(a, "default_value", f"{where(op)}: {name} default_value is {len(text)} characters, over {msopgen.MAX_DEFAULT_LENGTH}", op)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import INI_ATTR_TYPES, located, where
+from opkit.lint.rules.msopgen.common import INI_ATTR_TYPES, described, located, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
@@ -54,4 +54,4 @@ def attr_unknown_type(file: MsOpGenFile) -> Iterator[Violation]:
                 continue
             hint = f"write '{INI_ATTR_TYPES[attr_type]}' (the JSON spelling)" if attr_type in INI_ATTR_TYPES else f"one of {', '.join(msopgen.ATTR_METHODS)}"
             found = f"type {attr_type!r}" if "type" in a.value else "no type"
-            yield located(a, "type", f"{where(op)}: attr '{text_of(a, 'name')}' has {found}; msOpGen drops it silently", op, hint=hint)
+            yield located(a, "type", f"{where(op)}: {described('attr', a)} has {found}; msOpGen drops it silently", op, hint=hint)

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import column_count, kept_descriptors, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import column_count, described, kept_descriptors, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J010", "column-count-mismatch", severity=Severity.ERROR, scope="msopgen",
@@ -54,6 +54,6 @@ def column_count_mismatch(file: MsOpGenFile) -> Iterator[Violation]:
         for key, d, count in counts:
             if count != majority:
                 yield Violation(
-                    f"{where(op)}: {key} '{text_of(d, 'name')}' has {count} dtype/format columns but {ref_key} '{text_of(ref, 'name')}' has {majority}",
+                    f"{where(op)}: {described(key, d)} has {count} dtype/format columns but {described(ref_key, ref)} has {majority}",
                     line=d.line, op=op.op,
                 )  # fmt: skip

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from opkit import msopgen
 from opkit.lint.finding import Violation
 from opkit.lint.sources import LintProject
-from opkit.lint.sources.msopgen_json import JsonOp, MsOpGenFile, strings
+from opkit.lint.sources.msopgen_json import JsonOp, MsOpGenFile, strings, text_of
 from opkit.lint.sources.op_plugin_yaml import YNode
 from opkit.signature import OpSignature
 
@@ -23,6 +23,12 @@ INI_ATTR_TYPES = {"listInt": "list_int", "listFloat": "list_float", "listBool": 
 
 def where(op: JsonOp) -> str:
     return f"op '{op.op}'" if op.op else f"op {op.index}"
+
+
+def described(key: str, item: YNode) -> str:
+    """How a message names a descriptor or attr: ``input_desc 'x'``, or where it is when it has no name (J003's finding)."""
+    name = text_of(item, "name")
+    return f"{key} '{name}'" if name is not None else f"{key} without a name (line {item.line})"
 
 
 def located(item: YNode, key: str, message: str, op: JsonOp, hint: str | None = None) -> Violation:

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import described, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J005", "descriptor-dropped", severity=Severity.ERROR, scope="msopgen",
@@ -43,4 +43,4 @@ def descriptor_dropped(file: MsOpGenFile) -> Iterator[Violation]:
         for key, d in op.descriptors:
             missing = [k for k in ("type", "format") if k not in d.value]
             if missing:
-                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has no {' or '.join(missing)}; msOpGen drops it silently", line=d.line, op=op.op)
+                yield Violation(f"{where(op)}: {described(key, d)} has no {' or '.join(missing)}; msOpGen drops it silently", line=d.line, op=op.op)

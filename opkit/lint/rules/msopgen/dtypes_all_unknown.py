@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import kept_descriptors, located, unknown_dtypes, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import described, kept_descriptors, located, unknown_dtypes, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J006", "dtypes-all-unknown", severity=Severity.ERROR, scope="msopgen",
@@ -46,4 +46,4 @@ def dtypes_all_unknown(file: MsOpGenFile) -> Iterator[Violation]:
             items, unknown = unknown_dtypes(d)
             if len(unknown) == len(items):
                 shown = ", ".join(repr(t.value) for t in unknown) or "an empty list"
-                yield located(d, "type", f"{where(op)}: {key} '{text_of(d, 'name')}' has no known dtype ({shown})", op)
+                yield located(d, "type", f"{where(op)}: {described(key, d)} has no known dtype ({shown})", op)

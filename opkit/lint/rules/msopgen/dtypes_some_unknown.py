@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import kept_descriptors, unknown_dtypes, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import described, kept_descriptors, unknown_dtypes, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J007", "dtypes-some-unknown", severity=Severity.WARNING, scope="msopgen",
@@ -44,4 +44,4 @@ def dtypes_some_unknown(file: MsOpGenFile) -> Iterator[Violation]:
         for key, d in kept_descriptors(op):
             items, unknown = unknown_dtypes(d)
             if unknown and len(unknown) < len(items):
-                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has unknown dtypes {', '.join(repr(t.value) for t in unknown)}; msOpGen drops them", line=unknown[0].line, op=op.op)
+                yield Violation(f"{where(op)}: {described(key, d)} has unknown dtypes {', '.join(repr(t.value) for t in unknown)}; msOpGen drops them", line=unknown[0].line, op=op.op)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import where
+from opkit.lint.rules.msopgen.common import described, where
 from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
 
 
@@ -49,4 +49,4 @@ def optional_attr_without_default(file: MsOpGenFile) -> Iterator[Violation]:
     for op in file.ops:
         for a in op.attrs:
             if text_of(a, "param_type") == "optional" and "default_value" not in a.value:
-                yield Violation(f"{where(op)}: optional attr '{text_of(a, 'name')}' has no default_value", line=a.line, op=op.op)
+                yield Violation(f"{where(op)}: optional {described('attr', a)} has no default_value", line=a.line, op=op.op)

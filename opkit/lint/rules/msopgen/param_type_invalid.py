@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import located, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.lint.rules.msopgen.common import described, located, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile
 
 
 @rule("J004", "param-type-invalid", severity=Severity.WARNING, scope="msopgen",
@@ -47,4 +47,4 @@ def param_type_invalid(file: MsOpGenFile) -> Iterator[Violation]:
             value = item.value.get("param_type")
             if value is None or value.value not in allowed:
                 found = "missing" if value is None else f"{value.value!r}"
-                yield located(item, "param_type", f"{where(op)}: {key} '{text_of(item, 'name')}' param_type is {found}; msOpGen uses 'required'", op, hint=f"one of {', '.join(allowed)}")
+                yield located(item, "param_type", f"{where(op)}: {described(key, item)} param_type is {found}; msOpGen uses 'required'", op, hint=f"one of {', '.join(allowed)}")

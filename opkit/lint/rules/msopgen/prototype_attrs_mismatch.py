@@ -61,4 +61,4 @@ def prototype_attrs_mismatch(project: LintProject) -> Iterator[Violation]:
         expected = [(a.name, a.type, a.param_type, a.default_value) for a in proto.attrs]
         if compared(found) != compared(expected):
             problem = differs("attr (name, type, param_type, default) is", found, expected)
-            yield Violation(f"{op.op}: {problem} ({sig})", line=op.line_of("attr") if op.field("attr") else op.line, path=file.path, op=op.op)
+            yield Violation(f"{op.op}: {problem} ({sig})", line=op.line_of("attr"), path=file.path, op=op.op)

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import column_count, kept_descriptors, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, strings, text_of
+from opkit.lint.rules.msopgen.common import column_count, described, kept_descriptors, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, strings
 
 
 @rule("J009", "type-format-length", severity=Severity.ERROR, scope="msopgen",
@@ -44,4 +44,4 @@ def type_format_length(file: MsOpGenFile) -> Iterator[Violation]:
         for key, d in kept_descriptors(op):
             if column_count(d) is None:
                 types, formats = strings(d.value["type"]), strings(d.value["format"])
-                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has {len(types)} types but {len(formats)} formats", line=d.line, op=op.op)
+                yield Violation(f"{where(op)}: {described(key, d)} has {len(types)} types but {len(formats)} formats", line=d.line, op=op.op)

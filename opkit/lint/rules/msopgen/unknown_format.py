@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.msopgen.common import kept_descriptors, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, strings, text_of
+from opkit.lint.rules.msopgen.common import described, kept_descriptors, where
+from opkit.lint.sources.msopgen_json import MsOpGenFile, strings
 
 
 @rule("J008", "unknown-format", severity=Severity.ERROR, scope="msopgen",
@@ -44,4 +44,4 @@ def unknown_format(file: MsOpGenFile) -> Iterator[Violation]:
         for key, d in kept_descriptors(op):
             unknown = [f for f in strings(d.value.get("format")) or [] if not (isinstance(f.value, str) and f.value in msopgen.FORMATS)]
             if unknown:
-                yield Violation(f"{where(op)}: {key} '{text_of(d, 'name')}' has unknown formats {', '.join(repr(f.value) for f in unknown)}; the generated C++ does not compile", line=unknown[0].line, op=op.op)
+                yield Violation(f"{where(op)}: {described(key, d)} has unknown formats {', '.join(repr(f.value) for f in unknown)}; the generated C++ does not compile", line=unknown[0].line, op=op.op)
