@@ -125,6 +125,8 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.registrations.custom_op_rejected.x_custom_op_rejected__mutmut_2":
         "'... and schema= given or mutates_args is a tuple': without schema= the schema is inferred with exactly mutates_args as"
         " Tensor(a!) (a name that is no tensor parameter is schema_problem, and then there is no schema to parse), so it agrees",
+    "opkit.lint.rules.registrations.custom_op_rejected.x_custom_op_rejected__mutmut_8":
+        "parse_schema(schema, None): every dialect but OP_PLUGIN parses as torch.library, the one passed",
     **{f"opkit.lint.rules.registrations.custom_op_schema_mismatch.x_custom_op_schema_mismatch__mutmut_{n}":
        "the probe Registration's style, function, line or column: Index.declaring reads only its namespace and op (name, overload)"
        for n in (14, 15, 16, 17, 24, 25)},

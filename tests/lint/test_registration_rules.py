@@ -953,6 +953,7 @@ def test_m001_a_torch_library_schema_string_asks_for_a_meta_registration(tmp_pat
         ("f(Tensor x, *, int k=1) -> Tensor", "x, k=1, /", "keyword-only argument 'k' is passed by name whenever it is not 1, but f_meta has no parameter 'k'"),
         # *args swallows y and z; the keyword-only 'extra' is never passed
         ("f(Tensor x, Tensor y, Tensor z) -> Tensor", "x, *args, extra", "parameter 'extra' of f_meta has no default and the schema never passes it: every call fails"),
+        ("f(Tensor x, Tensor y, Tensor z) -> Tensor", "x", "f_meta takes 1 positional parameters but the schema passes 3 (y, z not accepted)"),
         # a positional-only parameter past the schema's positional arguments
         ("f(Tensor x) -> Tensor", "x, extra, /", "parameter 'extra' of f_meta has no default and the schema never passes it: every call fails"),
     ],
@@ -1074,6 +1075,13 @@ def test_m008_argument_type_and_a_default_only_the_declaration_has(tmp_path, par
     assert [m.split("' differs from")[0] for m in messages(result, "M008")] == [
         "inferred schema 'mylib::f(" + params.replace("x: torch.Tensor", "Tensor x").replace("k: float", "float k").replace("reduction: int", "SymInt reduction") + ") -> Tensor"
     ]
+
+
+def test_m008_a_declared_default_torch_cannot_read_is_still_a_default(tmp_path):
+    # op-plugin's codegen takes `int k=abc` (a C++ expression); the custom_op has no default at all
+    text = 'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor, k: int) -> torch.Tensor:\n    ...\n'
+    result = lint([write(tmp_path, "ops.py", text)], schemas=["mylib::f(Tensor x, int k=abc) -> Tensor"], selection=_only("M008"))
+    assert messages(result, "M008") == ["inferred schema 'mylib::f(Tensor x, SymInt k) -> Tensor' differs from 'mylib::f(Tensor x, int k=abc) -> Tensor' declared at <schema>:1"]
 
 
 def test_m010_each_custom_op_and_each_way_of_writing(tmp_path):
