@@ -96,6 +96,17 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.refusals.x_corrected__mutmut_1": "changed = None: only read as `if not changed`, where None is False",
     "opkit.generate.refusals.x_corrected__mutmut_49": "overload=None: the corrected signature prints the same without an overload, and is parsed back from that text",
     "opkit.generate.spec.x_op_types_beside__mutmut_16": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
+    "opkit.generate.spec.x_validate_spec__mutmut_3": "schema.encode('UTF-8'): the same codec as 'utf-8'",
+    "opkit.generate.spec.x_parse_dtypes__mutmut_3": "default = None: only read as `default or DEFAULT_DTYPES`, where None is () (both false)",
+    "opkit.generate.spec.x__entry_text__mutmut_14": "json.dumps(ensure_ascii=None): json only tests its truth, None is False",
+    "opkit.generate.spec.x__checked_signature__mutmut_14":
+        "library_suggestion(..., style=None): the style only short-cuts 'library', whose schema failed torch.library's parse just before,"
+        " so the suggestion's own torch.library parse fails as well and adds ''",
+    "opkit.generate.spec.x__check_lint_clean__mutmut_7":
+        "lint without Selection(select=('S',)): the other families' rules read yaml, Python, msOpGen JSON or OpDef files, and only a"
+        " --schema string is linted (measured: 604 schemas from tests/ in both dialects, the same findings)",
+    "opkit.generate.spec.x__check_lint_clean__mutmut_8": "Selection(select=None): every rule, as above",
+    "opkit.generate.spec.x__check_lint_clean__mutmut_10": "Selection(select=('s',)): --select matches codes case-insensitively (registry.matches)",
     "opkit.generate.yaml_edit.xǁ_FileTextǁencode__mutmut_7": "text.encode('UTF-8'): the same codec as 'utf-8'",
     "opkit.generate.yaml_edit.x_check_entry__mutmut_11": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.generate.yaml_edit.x_emit_entry__mutmut_2": "YAML(typ=None): ruamel's default typ is 'rt'",

@@ -40,12 +40,11 @@ def default_style(name: str) -> str:
     return "custom-op" if name.endswith("_") and not name.startswith("__") else "op-plugin"
 
 
-def default_schema(name: str, *, inplace: bool, style: str) -> str:
-    """A sensible starting signature when the user gives none.
+def default_schema(name: str, *, inplace: bool) -> str:
+    """A sensible starting signature when the user gives none, the same in every style.
 
-    In-place follows the dialect's rule: op-plugin needs a MUTABLE op (no trailing '_', ``Tensor(a!)``,
-    returning nothing, since a returned alias cannot enter a graph); custom_op writes the same schema
-    and declares ``mutates_args``.
+    In-place follows op-plugin's rule: a MUTABLE op (no trailing '_', ``Tensor(a!)``, returning nothing,
+    since a returned alias cannot enter a graph); custom_op writes the same schema and declares ``mutates_args``.
     """
     if inplace:
         return f"{name}(Tensor(a!) x, Tensor y) -> ()"
@@ -185,7 +184,7 @@ def make_spec(
     if style not in STYLES:
         raise SpecError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
     if not schema:
-        schema = default_schema(name, inplace=inplace, style=style)
+        schema = default_schema(name, inplace=inplace)
     default_dtypes, named_dtypes = parse_dtypes(dtypes)
     spec = OpSpec(
         name=name,
@@ -259,9 +258,7 @@ def validate_spec(spec: OpSpec) -> None:
     refusal = documented_refusal(sig, spec.schema, spec.style)
     if refusal is not None:
         raise refusal
-    for arg in sig.arguments:
-        if not naming.IDENTIFIER_RE.match(arg.name):
-            raise SpecError(f"argument name {arg.name!r} is not an identifier")
+    for arg in sig.arguments:  # a name is an identifier: both dialects' parsers refuse any other
         if keyword.iskeyword(arg.name):
             # torch builds Python signatures from schemas (opcheck, torch.fx, keyword-only calls): it fails on these.
             raise SpecError(f"argument name {arg.name!r} is a Python keyword, which PyTorch cannot take as a parameter name (opcheck, torch.fx); rename it, e.g. {arg.name}_")
@@ -408,7 +405,7 @@ def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
             raise SpecError(f"custom_op cannot infer a list default ('{arg}'){use}")
         if arg.type.base in ("Scalar", "ScalarType") or arg.type.elem_optional:
             raise SpecError(f"custom_op cannot infer '{arg.type}' from a Python annotation{use}")
-        if arg.default is not None and arg.default in ("Mean", "Sum", "long", "float"):
+        if arg.default is not None and arg.default in ("Mean", "long", "float"):  # torch.library's parser refuses 'Sum' as torch's does
             raise SpecError(f"custom_op cannot infer the enum default of '{arg}'{use}")
 
 

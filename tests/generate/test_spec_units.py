@@ -26,6 +26,7 @@ from opkit.generate.spec import (
     op_types_beside,
     parse_dtypes,
     spec_from_json,
+    validate_spec,
 )
 from opkit.signature import Dialect
 
@@ -70,8 +71,8 @@ def test_default_style(name, style):
 
 
 def test_default_schema():
-    assert default_schema("f", inplace=False, style="op-plugin") == "f(Tensor x) -> Tensor"
-    assert default_schema("f", inplace=True, style="library") == "f(Tensor(a!) x, Tensor y) -> ()"
+    assert default_schema("f", inplace=False) == "f(Tensor x) -> Tensor"
+    assert default_schema("f", inplace=True) == "f(Tensor(a!) x, Tensor y) -> ()"
 
 
 def test_given_values_are_normalised():
@@ -111,6 +112,11 @@ def test_the_namespace_comes_from_the_schema_else_from_the_style():
         ("x=int32;float", (("float",), (("x", ("int32",)),))),
         ("float16,float;indices=int32,int32", (("float16", "float"), (("indices", ("int32", "int32")),))),
         (" a = int8 ; b=int16,", (DEFAULT_DTYPES, (("a", ("int8",)), ("b", ("int16",))))),
+        # an empty part is skipped, the parts after it still read
+        ("float16;;x=int32", (("float16",), (("x", ("int32",)),))),
+        (";x=int32", (DEFAULT_DTYPES, (("x", ("int32",)),))),
+        # NAME is what precedes the first '=': the rest is its (here unknown) dtype, refused later by name
+        ("x=int8=int8", (DEFAULT_DTYPES, (("x", ("int8=int8",)),))),
         (["int8", "bool"], (("int8", "bool"), ())),
         (("int8",), (("int8",), ())),
     ],
@@ -152,6 +158,11 @@ def test_output_rules_and_the_prototype_columns_they_fix():
 def test_an_explicit_column_list_wins_over_the_output_dtype():
     spec = make_spec("my_op", dtypes="float16,float;out=int64,int64", outputs="out=dtype:int64")
     assert spec.prototype().to_json()["output_desc"] == [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["int64", "int64"]}]
+
+
+def test_an_output_rule_without_dtype_leaves_the_columns_to_dtypes():
+    spec = make_spec("my_op", outputs="out=size:[x.0]", dtypes="float16,float")
+    assert spec.prototype().to_json()["output_desc"] == [{"name": "out", "param_type": "required", "format": ["ND", "ND"], "type": ["float16", "float"]}]
 
 
 def test_an_output_rule_keeps_its_own_like():
@@ -225,6 +236,28 @@ def test_spec_from_json_refusals(change, message):
     assert str(err.value) == message
 
 
+def test_spec_from_json_reads_every_key():
+    spec = make_spec("my_op", schema="ns1::my_op(Tensor x) -> Tensor", style="library", formats="NCHW,NHWC", dtypes="int8", soc="ascend310p3", vendor="acme")
+    assert spec_from_json(spec.to_json()) == OpSpec(
+        name="my_op", schema="ns1::my_op(Tensor x) -> Tensor", style="library", namespace="ns1", dtypes=("int8",), formats=("NCHW", "NHWC"),
+        soc=("ascend310p3",), out_like="x", vendor="acme",
+    )
+
+
+def test_spec_from_json_refuses_a_keyword_op_name():
+    # opkit-spec.schema.json's name pattern takes 'class'; the op name rule (README: a Python or C++ keyword) does not
+    data = {**make_spec("my_op").to_json(), "name": "class", "schema": "class(Tensor x) -> Tensor"}
+    with pytest.raises(SpecError) as err:
+        spec_from_json(data)
+    assert str(err.value) == "op name 'class' is a Python keyword"
+
+
+def test_validate_spec_refuses_an_unknown_style_of_a_spec_built_directly():
+    with pytest.raises(SpecError) as err:
+        validate_spec(OpSpec(name="my_op", schema="my_op(Tensor x) -> Tensor", style="weird", out_like="x", vendor="acme"))
+    assert str(err.value) == "unknown style 'weird': choose one of op-plugin, custom-op, library"
+
+
 def test_spec_from_json_names_opkit_json_by_default():
     with pytest.raises(SpecError, match=r"^opkit\.json: \(top level\): 'schema' is a required property$"):
         spec_from_json({"name": "x"})
@@ -267,6 +300,7 @@ class Prefix(str):
 LIB = "; use --style library: opkit new my_op --style library --schema"
 REFUSALS = [
     (dict(name="bad name"), f"op name 'bad name' {IDENT}"),
+    (dict(name=""), "op name is empty"),
     (dict(name="my_op", style="weird"), "unknown style 'weird': choose one of op-plugin, custom-op, library"),
     (dict(name="my_op", schema="my_op(Tensor x) -> Tensor", inplace=True), "--inplace was given but the schema mutates no argument; annotate the written one Tensor(a!)"),
     (dict(name="my_op", schema="other(Tensor x) -> Tensor"), "the schema names the op 'other', but NAME is 'my_op'"),
@@ -281,6 +315,21 @@ REFUSALS = [
         "(hint: op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]); torch.library takes it: "
         "use --style library: opkit new my_op --style library --schema 'my_op(Tensor x, int[] s=[1, 1]) -> Tensor'",
     ),
+    # the corrected command names a style only where the name would not get it by default
+    (
+        dict(name="my_op", schema="my_op(Tensor x, Dimname d) -> Tensor", style="library"),
+        "cannot generate my_op: Dimname: torch 2.13's torchgen no longer parses Dimname: take the dimension as an int. "
+        "Corrected schema: my_op(Tensor x, int d) -> Tensor (opkit new my_op --style library --schema 'my_op(Tensor x, int d) -> Tensor')",
+    ),
+    # the int spelling is parsed in the style's dialect: only op-plugin's takes the enum default Sum (torch refuses it)
+    (
+        dict(name="my_op", schema="my_op(Tensor x, Dimname d, int r=Sum) -> Tensor"),
+        "cannot generate my_op: Dimname: torch 2.13's torchgen no longer parses Dimname: take the dimension as an int. "
+        "Corrected schema: my_op(Tensor x, int d, int r=Sum) -> Tensor (opkit new my_op --schema 'my_op(Tensor x, int d, int r=Sum) -> Tensor')",
+    ),
+    # an argument name is an identifier: both dialects' parsers refuse any other (torch's too)
+    (dict(name="my_op", schema="my_op(Tensor x, int a-b) -> Tensor"), Prefix("bad schema 'my_op(Tensor x, int a-b) -> Tensor': unsupported by opkit: argument name 'a-b' is not an identifier")),
+    (dict(name="my_op", schema="my_op(Tensor x, int a-b) -> Tensor", style="library"), Prefix("bad schema 'my_op(Tensor x, int a-b) -> Tensor': invalid argument name 'a-b'")),
     (dict(name="my_op", schema="my_op(Tensor x, int lambda) -> Tensor"), "argument name 'lambda' is a Python keyword, which PyTorch cannot take as a parameter name (opcheck, torch.fx); rename it, e.g. lambda_"),
     (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor lambda)", style="library"), Prefix("return name 'lambda' is a Python keyword")),
     (dict(name="my_op", namespace="mylib"), "op-plugin registers custom ops in the 'npu' namespace, not 'mylib'; use --style custom-op or --style library for another namespace"),
@@ -300,6 +349,9 @@ REFUSALS = [
     (dict(name="my_op", vendor="customize"), "vendor 'customize' is msOpGen's default: packages sharing it overwrite each other; choose a project-specific name"),
     (dict(name="my_op", vendor="bad vendor"), f"vendor name 'bad vendor' {IDENT}"),
     (dict(name="my_op", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: out"),
+    (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor a, Tensor b)", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: a, b"),
+    # each output's own rule is checked: a's problem is named, not b's
+    (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor a, Tensor b)", outputs="a=size:[q.0];b=size:[z.0]"), "--output 'a=size:[q.0]', column 9: q.0 (q is not an argument); ARG.N takes the dims of x"),
     (dict(name="my_op", schema="my_op(Tensor(a!) x) -> ()", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: none"),
     (dict(name="my_op", outputs="out=like:x;out=like:x"), "--output 'out' is given twice; keep one rule per output"),
     (dict(name="my_op", schema="my_op(Tensor x) -> (Tensor a, Tensor b)", outputs="a=like:x;b=like:x;b=dtype:int8"), "--output 'b' is given twice; keep one rule per output"),
@@ -310,6 +362,7 @@ REFUSALS = [
     (dict(name="my_op", out_like="q"), "--out-like 'q' is not an argument of the schema; use one of: x"),
     (dict(name="my_op", schema="my_op(Tensor(a!) x) -> ()", out_like="q"), "--out-like 'q' is not an argument of the schema"),
     (dict(name="my_op", outputs="out=dtype:int32", dtypes="out=float;float16"), "--output out has dtype int32, but --dtypes gives out float; drop one"),
+    (dict(name="my_op", outputs="out=dtype:int32", dtypes="float,float16;out=float,float16"), "--output out has dtype int32, but --dtypes gives out float,float16; drop one"),
     (dict(name="my_op", dtypes="x=float,float16;out=float"), "--dtypes: column i of every descriptor is one supported combination, so all need the same number of dtypes (x: 2, out: 1)"),
     (dict(name="my_op", dtypes="x=float,float16;out=float", formats="ND,NCHW"), "--dtypes: column i of every descriptor is one supported combination, so all need the same number of dtypes (x: 2, out: 1)"),
     (dict(name="my_op", dtypes="q=float"), "--dtypes names 'q', which is not an input or output; descriptors: out, x"),
@@ -322,8 +375,15 @@ REFUSALS = [
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, Tensor?[] s) -> Tensor"), Prefix(f"custom_op cannot infer 'Tensor?[]' from a Python annotation{LIB}")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Mean) -> Tensor"), Prefix(f"custom_op cannot infer the enum default of 'int r=Mean'{LIB}")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int d=long) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int d=long'")),
+    # torch.library's parser refuses the enum default Sum, as torch._C.parse_schema does
+    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Sum) -> Tensor"), Prefix("bad schema 'my_op(Tensor x, int r=Sum) -> Tensor': default Sum is not a number")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int? d=float) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int? d=float'")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, ScalarType? d=long) -> Tensor"), Prefix("custom_op cannot infer 'ScalarType?' from a Python annotation")),
+    (
+        dict(name="my_op", schema="my_op(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", style="library"),
+        "cannot generate my_op: it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; "
+        "return () or fresh tensors. Corrected schema: my_op(Tensor x) -> Tensor (opkit new my_op --style library --schema 'my_op(Tensor x) -> Tensor')",
+    ),
     (
         dict(name="my_op", schema="my_op(Tensor x, *, Tensor(a!) out) -> Tensor(a!)"),
         "cannot generate my_op: it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; "
