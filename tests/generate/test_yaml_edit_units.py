@@ -189,6 +189,18 @@ def test_an_entry_whose_optype_another_custom_op_calls_is_added_with_a_warning(t
     assert _plan(tmp_path, original, {**GEN, "gen_opapi": ["exec"]}).clashes == ()
 
 
+def test_a_file_with_two_custom_keys_warns_of_the_optypes_of_both(tmp_path):
+    # op-plugin's codegen keeps only the last 'custom:' (PyYAML: the last key wins; lint reports Y004), and the entry
+    # goes there; the OpTypes of both are named, as the duplicate-func check reads every section: the first one's
+    # entries are most likely meant to be built too
+    original = b"custom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: t(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n"
+    path = tmp_path / "op_plugin_functions.yaml"
+    edit = _plan(tmp_path, original, GEN)
+    shadow = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
+    assert edit.clashes == (f"OpType S is also the OpType of s ({path}:2): {shadow}", f"OpType S is also the OpType of t ({path}:6): {shadow}")
+    assert edit.new_bytes == original + b"\n" + b"  - func: npu_s(Tensor x) -> Tensor\n    op_api: all_version\n    gen_opapi:\n      out:\n        size: x\n        dtype: x\n      exec: aclnnS\n"
+
+
 def test_a_cann_builtin_optype_is_not_a_clash_here(tmp_path):
     assert _plan(tmp_path, b"custom: []\n", {**GEN, "gen_opapi": {"exec": "aclnnScale"}}).clashes == ()
 
