@@ -65,6 +65,7 @@ SUITES = {
     "opkit/generate/outputs.py": ["tests/generate/test_outputs_units.py"],
     "opkit/generate/refusals.py": ["tests/generate/test_refusals_units.py"],
     "opkit/generate/yaml_edit.py": ["tests/generate/test_yaml_edit_units.py"],
+    "opkit/generate/merge.py": ["tests/generate/test_merge_units.py"],
     "opkit/jsonio.py": ["tests/io/test_jsonio.py", "tests/lint/test_bad_input.py", "tests/lint/test_msopgen_rules.py", "tests/lint/test_catalogue.py"],
     "opkit/verify/graphs.py": ["tests/verify/test_graphs_units.py"],
     "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],

@@ -70,7 +70,8 @@ def python_merge3(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
             out += chunk_t
         else:
             conflicts += 1
-            out += _conflict(chunk_o, chunk_b, chunk_t)
+            eol = b"\r\n" if _crlf_needed(o, io, t, it, b) else b"\n"
+            out += _conflict(chunk_o, chunk_b, chunk_t, eol)
         if stable is None:
             return MergeResult(b"".join(out), conflicts)
         out.append(o[end_o])
@@ -86,14 +87,34 @@ def _matched(base: list[bytes], other: list[bytes]) -> dict[int, int]:
     return matched
 
 
-def _conflict(ours: list[bytes], base: list[bytes], theirs: list[bytes]) -> list[bytes]:
+def _line_end(lines: list[bytes], i: int) -> int:
+    """git's xdiff is_eol_crlf: 1 if line ``i`` ends in CR LF, 0 if in LF, -1 where that cannot be told (no lines,
+    or the only line has no line break). ``i`` is 0 or the stable line before a conflict, which ends in a line break:
+    so git's look at the line before a last line without one never applies here."""
+    if not lines or not lines[i].endswith(b"\n"):
+        return -1
+    return int(lines[i].endswith(b"\r\n"))
+
+
+def _crlf_needed(ours: list[bytes], at_ours: int, theirs: list[bytes], at_theirs: int, base: list[bytes]) -> bool:
+    """git's xdiff is_cr_needed: conflict markers end in CR LF when the lines before the conflict in ours and in
+    theirs (their first lines for a conflict at the start) do, and the base's first line does; undecided: LF."""
+    needs_cr = _line_end(ours, max(at_ours - 1, 0))
+    if needs_cr:
+        needs_cr = _line_end(theirs, max(at_theirs - 1, 0))
+    if needs_cr:
+        needs_cr = _line_end(base, 0)
+    return needs_cr == 1
+
+
+def _conflict(ours: list[bytes], base: list[bytes], theirs: list[bytes], eol: bytes = b"\n") -> list[bytes]:
     def block(lines: list[bytes]) -> list[bytes]:
-        return lines[:-1] + [lines[-1] if lines[-1].endswith(b"\n") else lines[-1] + b"\n"] if lines else []
+        return lines[:-1] + [lines[-1] if lines[-1].endswith(b"\n") else lines[-1] + eol] if lines else []
 
     ours_label, base_label, theirs_label = (label.encode() for label in LABELS)
     return [
-        b"<<<<<<< " + ours_label + b"\n", *block(ours),
-        b"||||||| " + base_label + b"\n", *block(base),
-        b"=======\n", *block(theirs),
-        b">>>>>>> " + theirs_label + b"\n",
+        b"<<<<<<< " + ours_label + eol, *block(ours),
+        b"||||||| " + base_label + eol, *block(base),
+        b"=======" + eol, *block(theirs),
+        b">>>>>>> " + theirs_label + eol,
     ]  # fmt: skip
