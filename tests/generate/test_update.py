@@ -6,8 +6,6 @@ import shutil
 
 import pytest
 
-from opkit.generate.merge import merge3, python_merge3
-
 OLD = "my_op(Tensor x) -> Tensor"
 NEW = "my_op(Tensor x, Tensor y, float alpha=1.0) -> Tensor"
 KERNEL = ("MyOp", "op_kernel", "my_op.cpp")
@@ -89,22 +87,3 @@ def test_files_no_longer_generated_go_unless_edited(tmp_path, run_opkit):
     code, output = run_opkit("new", "my_op", "--style", "custom-op", "-o", str(target), "--no-verify", "--msopgen", "builtin", "--force")
     assert code == 0 and "kept 1 of your files: op_plugin/op_plugin_functions.yaml" in output
     assert (target / "op_plugin" / "op_plugin_functions.yaml").read_text() == "custom: []  # mine\n"
-
-
-CASES = {
-    "both-edit-apart": (b"a\nb\nc\nd\ne\n", b"a\nB\nc\nd\ne\n", b"a\nb\nc\nd\nE\n", b"a\nB\nc\nd\nE\n", 0),
-    "same-edit": (b"a\nb\nc\n", b"a\nX\nc\n", b"a\nX\nc\n", b"a\nX\nc\n", 0),
-    "insert-and-delete": (b"a\nb\nc\nd\n", b"a\nb\nnew\nc\nd\n", b"a\nb\nc\n", b"a\nb\nnew\nc\n", 0),
-    "clash": (b"a\nb\nc\n", b"a\nX\nc\n", b"a\nY\nc\n", b"a\n<<<<<<< yours\nX\n||||||| previous generation\nb\n=======\nY\n>>>>>>> new generation\nc\n", 1),
-    "no-base": (b"", b"x\n", b"y\n", b"<<<<<<< yours\nx\n||||||| previous generation\n=======\ny\n>>>>>>> new generation\n", 1),
-}
-
-
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("tool", ["git", "python"])
-def test_git_and_the_python_diff3_merge_alike(case, tool):
-    if tool == "git" and shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    base, ours, theirs, expected, conflicts = CASES[case]
-    result = merge3(base, ours, theirs, tool=tool) if tool == "git" else python_merge3(base, ours, theirs)
-    assert (result.data, result.conflicts) == (expected, conflicts)
