@@ -106,30 +106,35 @@ def blank_out(text: str) -> str:
 
 
 def string_value(literal: str) -> str:
-    """The value of a string literal as torch's ``parseStringLiteral`` reads it; ValueError if torch refuses it."""
+    """The value of a string literal as torch's ``parseStringLiteral`` reads it; ValueError if torch refuses it.
+
+    torch keeps the bytes: a character as its UTF-8, an octal escape as one byte (``'\\303\\251'`` is ``é``)."""
     width = 3 if len(literal) >= 6 and literal[:3] == literal[0] * 3 else 1
     body = literal[width:-width]
-    out: list[str] = []
+    out = bytearray()
     i = 0
     simple = {"\\": "\\", "'": "'", '"': '"', "\n": "\n", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "v": "\v", "t": "\t"}
     while i < len(body):
         ch = body[i]
         if ch != "\\":
-            out.append(ch)
+            out += ch.encode()
             i += 1
             continue
         nxt = body[i + 1] if i + 1 < len(body) else ""
         if nxt in simple and nxt:
-            out.append(simple[nxt])
+            out += simple[nxt].encode()
             i += 2
         elif nxt in ("x", "u", "U"):
             raise ValueError(f"torch refuses the escape '\\{nxt}' in a string default")
-        elif re.fullmatch(r"[0-7]{3}", body[i + 1 : i + 4]) and int(body[i + 1 : i + 4], 8) < 256 and i + 3 < len(body):
-            out.append(chr(int(body[i + 1 : i + 4], 8)))
+        elif re.fullmatch(r"[0-7]{3}", body[i + 1 : i + 4]) and int(body[i + 1 : i + 4], 8) < 256:
+            out.append(int(body[i + 1 : i + 4], 8))
             i += 4
         else:
             raise ValueError(f"torch refuses the escape '\\{nxt}' in a string default (ill-formed octal)")
-    return "".join(out)
+    try:
+        return out.decode()
+    except UnicodeDecodeError:
+        raise ValueError(f"{UNSUPPORTED}: the string default {literal} holds bytes that are not UTF-8 text (octal escapes), which Python cannot read from torch's schema") from None
 
 
 def number_value(text: str, *, as_float: bool) -> int | float:

@@ -124,6 +124,12 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_8":
         "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
+    "opkit.torch_lexer.x_blank_out__mutmut_20": "string_end(...) <= 0: it returns -1 or an index past a string of two or more characters, never 0",
+    "opkit.torch_lexer.x_blank_out__mutmut_21": "string_end(...) < 1: as above, never 0",
+    "opkit.torch_lexer.x_string_value__mutmut_11": "literal[:3] == literal[1] * 3: either equality makes literal[0] == literal[1] == literal[2]",
+    "opkit.torch_lexer.x_number_value__mutmut_49": "float('INF'): float() reads 'inf' in any case",
+    "opkit.torch_lexer.x_number_value__mutmut_52": "float('-INF'): as above",
+    "opkit.torch_lexer.x_number_value__mutmut_84": "int(text) without base 10: 10 is int()'s default",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
     "opkit.verify.graphs.x__node_op__mutmut_7": "getattr(target, '__name__') without a default: every call_function target (OpOverload, function, higher-order op) has one",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
