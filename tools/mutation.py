@@ -184,11 +184,31 @@ REGISTRARS = ("rule", "stage_unit")
 # A pytest plugin (-p) for every run: each test starts with the parsers' memos empty. mutmut maps a
 # mutated function to the tests that call it in the clean run; a test that parses a schema an earlier
 # test already parsed got the memo's answer and was not mapped, so it never ran against the mutants.
-FRESH_MEMOS_PLUGIN = """import sys
+#
+# It also fails a test that has used HUNG_CPU_S of CPU: a mutant that stops a loop advancing (i += 1 made i = 1) hangs,
+# and mutmut's CPU limit ((clean time + timeout_constant) * 15 * 2, two minutes and more) ends it as a "timeout",
+# which this script does not count as killed. A test of these suites takes well under a CPU-second; the limit is
+# CPU time (ITIMER_PROF), so a loaded machine does not make a slow but correct test fail.
+FRESH_MEMOS_PLUGIN = """import signal
+import sys
 
 import pytest
 
 MEMOS = {"opkit.signature": ("_RESULTS",), "opkit.schema_fastpath": ("_types", "_arguments")}
+HUNG_CPU_S = 60
+
+
+def _hung(signum, frame):
+    raise TimeoutError(f"the test used {HUNG_CPU_S} s of CPU: a loop that does not advance")
+
+
+@pytest.fixture(autouse=True)
+def _fails_when_hung():
+    previous = signal.signal(signal.SIGPROF, _hung)
+    signal.setitimer(signal.ITIMER_PROF, HUNG_CPU_S)
+    yield
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.signal(signal.SIGPROF, previous)
 
 
 @pytest.fixture(autouse=True)

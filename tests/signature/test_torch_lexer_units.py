@@ -7,25 +7,9 @@ was written; opkit's deliberate refusals (README, "Schema dialects") start with 
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 
 from opkit.torch_lexer import KEYWORDS, UNSUPPORTED, LexError, blank_out, device_problem, number_value, string_end, string_value
-
-
-@pytest.fixture(autouse=True)
-def _returns_within_seconds():
-    """Each function here takes microseconds; a loop that stops advancing would never return: fail the test instead."""
-
-    def hung(signum, frame):
-        raise TimeoutError("no return within 10 s: a loop that does not advance")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.setitimer(signal.ITIMER_REAL, 10)
-    yield
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize(
