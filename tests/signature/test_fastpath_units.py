@@ -74,6 +74,8 @@ CASES = [
     ('f.out(Tensor x, *, Tensor(a!) out) -> Tensor(b!)', False, False),
     ('f.out(Tensor x, *, Tensor(a!)[] out) -> ()', True, True),
     ('f.out(Tensor x, *, Tensor(a!)[] out) -> Tensor[]', False, False),
+    ('f.out(Tensor x, *, Tensor(a!)[] out) -> Tensor(a!)[]', False, False),  # a list out= returns nothing
+    ('f.out(Tensor x, *, Tensor(a!)? out) -> Tensor(a!)?', False, False),
     ('f.out(Tensor x, *, Tensor(a!) out, Tensor(b!) _scratch_w) -> Tensor(a!)', True, True),
     ('f.out(Tensor x, *, Tensor(a!) out, Tensor(b!) out2) -> Tensor(a!)', False, False),
     ('f(Tensor(a!) x) -> Tensor(a!)', False, False),
