@@ -185,7 +185,7 @@ REGISTRARS = ("rule", "stage_unit")
 # mutated function to the tests that call it in the clean run; a test that parses a schema an earlier
 # test already parsed got the memo's answer and was not mapped, so it never ran against the mutants.
 #
-# It also fails a test that has used HUNG_CPU_S of CPU: a mutant that stops a loop advancing (i += 1 made i = 1) hangs,
+# It also fails a test that has used HUNG_CPU_S (20 s) of CPU: a mutant that stops a loop advancing (i += 1 made i = 1) hangs,
 # and mutmut's CPU limit ((clean time + timeout_constant) * 15 * 2, two minutes and more) ends it as a "timeout",
 # which this script does not count as killed. A test of these suites takes well under a CPU-second; the limit is
 # CPU time (ITIMER_PROF), so a loaded machine does not make a slow but correct test fail.
@@ -195,7 +195,7 @@ import sys
 import pytest
 
 MEMOS = {"opkit.signature": ("_RESULTS",), "opkit.schema_fastpath": ("_types", "_arguments")}
-HUNG_CPU_S = 60
+HUNG_CPU_S = 20
 
 
 def _hung(signum, frame):
