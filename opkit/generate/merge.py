@@ -107,7 +107,7 @@ def _crlf_needed(ours: list[bytes], at_ours: int, theirs: list[bytes], at_theirs
     return needs_cr == 1
 
 
-def _conflict(ours: list[bytes], base: list[bytes], theirs: list[bytes], eol: bytes = b"\n") -> list[bytes]:
+def _conflict(ours: list[bytes], base: list[bytes], theirs: list[bytes], eol: bytes) -> list[bytes]:
     def block(lines: list[bytes]) -> list[bytes]:
         return lines[:-1] + [lines[-1] if lines[-1].endswith(b"\n") else lines[-1] + eol] if lines else []
 

@@ -56,6 +56,9 @@ CASES = {
     "empty-base": (b'', b'x\r\n', b'y\r\n', b'<<<<<<< yours\nx\r\n||||||| previous generation\n=======\ny\r\n>>>>>>> new generation\n', 1),
     "crlf-second-conflict": (b'a\nb\r\nc\r\nd\r\n', b'a\nX\r\nc\r\nZ\r\n', b'a\nY\r\nc\r\nW\r\n', b'a\n<<<<<<< yours\nX\r\n||||||| previous generation\nb\r\n=======\nY\r\n>>>>>>> new generation\nc\r\n<<<<<<< yours\nZ\r\n||||||| previous generation\nd\r\n=======\nW\r\n>>>>>>> new generation\n', 2),
     "lf-before-conflict": (b'a\r\nb\nc\r\n', b'a\r\nb\nX\r\n', b'a\r\nb\nY\r\n', b'a\r\nb\n<<<<<<< yours\nX\r\n||||||| previous generation\nc\r\n=======\nY\r\n>>>>>>> new generation\n', 1),
+    # the line just before the conflict decides, not an earlier one
+    "ours-line-before-crlf": (b'z\r\na\nb\r\nc\r\n', b'a\nb\r\nX\r\n', b'z\r\na\nb\r\nY\r\n', b'a\nb\r\n<<<<<<< yours\r\nX\r\n||||||| previous generation\r\nc\r\n=======\r\nY\r\n>>>>>>> new generation\r\n', 1),
+    "theirs-line-before-crlf": (b'z\r\na\nb\r\nc\r\n', b'z\r\na\nb\r\nX\r\n', b'a\nb\r\nY\r\n', b'a\nb\r\n<<<<<<< yours\r\nX\r\n||||||| previous generation\r\nc\r\n=======\r\nY\r\n>>>>>>> new generation\r\n', 1),
 }
 
 
