@@ -17,6 +17,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 LABELS = ("yours", "previous generation", "new generation")  # ours, base, theirs
+# A git that does not answer (a broken install, a hung filesystem) is given up on after this; the merge is done in Python.
+GIT_TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def _git_merge(git: str, base: bytes, ours: bytes, theirs: bytes) -> MergeResult
             path.write_bytes(data)
         labels = [arg for label in LABELS for arg in ("-L", label)]
         try:
-            done = subprocess.run([git, "merge-file", "-p", "--diff3", *labels, *map(str, paths)], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+            done = subprocess.run([git, "merge-file", "-p", "--diff3", *labels, *map(str, paths)], capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired):
             return None
     if not 0 <= done.returncode < 128:  # a failure, not a conflict count

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from opkit.generate import merge
 from opkit.generate.merge import MergeResult, merge3, python_merge3
 
 GIT = shutil.which("git")
@@ -39,6 +40,8 @@ CASES = {
     "both-insert-at-one-place": (b"a\nb\n", b"a\nX\nb\n", b"a\nY\nb\n", b"a\n<<<<<<< yours\nX\n||||||| previous generation\n=======\nY\n>>>>>>> new generation\nb\n", 1),
     "delete-against-edit": (b"a\nb\nc\n", b"a\nc\n", b"a\nY\nc\n", b"a\n<<<<<<< yours\n||||||| previous generation\nb\n=======\nY\n>>>>>>> new generation\nc\n", 1),
     "adjacent-edits": (b"a\nb\nc\nd\n", b"a\nX\nc\nd\n", b"a\nb\nY\nd\n", b"a\n<<<<<<< yours\nX\nc\n||||||| previous generation\nb\nc\n=======\nb\nY\n>>>>>>> new generation\nd\n", 1),
+    # 300 equal lines: difflib's autojunk would take them for junk and match nothing (one conflict)
+    "many-equal-lines": (b"x\n" * 300, b"x\n" * 300 + b"A\n", b"B\n" + b"x\n" * 300, b"B\n" + b"x\n" * 300 + b"A\n", 0),
     "no-base": (b"", b"x\n", b"y\n", b"<<<<<<< yours\nx\n||||||| previous generation\n=======\ny\n>>>>>>> new generation\n", 1),
     "last-lines-without-a-break": (b"a\nb", b"a\nX", b"a\nY", b"a\n<<<<<<< yours\nX\n||||||| previous generation\nb\n=======\nY\n>>>>>>> new generation\n", 1),
     # the markers' line ends: git's is_cr_needed (CR LF where the lines before the conflict in ours and theirs, and
@@ -116,6 +119,22 @@ def test_a_git_that_cannot_run_is_passed_over(tmp_path, monkeypatch):
     assert merge3(*MOVED) == PYTHON_MOVED
     with pytest.raises(RuntimeError, match=r"^git merge-file is not available$"):
         merge3(*MOVED, tool="git")
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_the_merge_writes_nothing_where_it_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert merge3(*MOVED, tool="git") == GIT_MOVED
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_git_that_does_not_answer_is_given_up_on(tmp_path, monkeypatch):
+    hanging = tmp_path / "git"
+    hanging.write_text("#!/bin/sh\nexec /bin/sleep 5\n")
+    hanging.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(merge, "GIT_TIMEOUT_S", 0.5)
+    assert merge3(*MOVED) == PYTHON_MOVED
 
 
 @pytest.mark.skipif(GIT is None, reason="git is not installed")
