@@ -125,6 +125,12 @@ EQUIVALENT: dict[str, str] = {
         "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.generate.merge.x__line_end__mutmut_7": "return -2 for -1 ('cannot tell'): _crlf_needed reads it only as true (if needs_cr) and as not 1",
+    "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
+    "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
+    "opkit.schema_fastpath.x_parse_simple__mutmut_60":
+        "annotated also for an argument without alias: torchgen's checks then run for schemas without aliases too, where each"
+        " holds (no mutated argument, no mutable return; a trailing '_' runs them anyway): the same answer",
+    "opkit.schema_fastpath.x_parse_simple__mutmut_120": "as above, for a return without alias",
     "opkit.torch_lexer.x_blank_out__mutmut_20": "string_end(...) <= 0: it returns -1 or an index past a string of two or more characters, never 0",
     "opkit.torch_lexer.x_blank_out__mutmut_21": "string_end(...) < 1: as above, never 0",
     "opkit.torch_lexer.x_string_value__mutmut_11": "literal[:3] == literal[1] * 3: either equality makes literal[0] == literal[1] == literal[2]",

@@ -134,3 +134,10 @@ def test_base_types_are_torchgens():
     from torchgen.model import BaseTy
 
     assert BASE_TYPES == {t.name for t in BaseTy}
+
+
+def test_a_repeated_argument_is_read_as_the_first_time():
+    # the memo of argument pieces: 'Tensor x' and 'int k' of g are f's, answered from it
+    first, second = parse_simple("f(Tensor x, int k) -> Tensor"), parse_simple("g(Tensor x, int k) -> Tensor")
+    assert second is not None and first is not None
+    assert [(a.name, a.type) for a in second.arguments] == [("x", ArgType("Tensor")), ("k", ArgType("int"))]
