@@ -173,9 +173,9 @@ EQUIVALENT: dict[str, str] = {
 
 
 # The wall-clock limit is (tests' clean time + timeout_constant) * 15: with the default constant of 1 s a fast
-# test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted as a survivor. 4 s
-# gives it a minute.
-TIMEOUT = "timeout_constant = 4\n"
+# test's mutant got 16 s, which a loaded machine exceeds, and a spurious "timeout" counted as a survivor. 10 s
+# gives it two and a half minutes, in which a hung test (niced, on a loaded machine) reaches HUNG_CPU_S.
+TIMEOUT = "timeout_constant = 10\n"
 
 # mutmut puts its mutated copy first itself; bytecode is written (the scratch copy is ours), so a
 # mutant's process reads compiled modules instead of compiling them again.
@@ -192,8 +192,8 @@ REGISTRARS = ("rule", "stage_unit")
 # mutated function to the tests that call it in the clean run; a test that parses a schema an earlier
 # test already parsed got the memo's answer and was not mapped, so it never ran against the mutants.
 #
-# It also fails a test that has used HUNG_CPU_S (20 s) of CPU: a mutant that stops a loop advancing (i += 1 made i = 1) hangs,
-# and mutmut's CPU limit ((clean time + timeout_constant) * 15 * 2, two minutes and more) ends it as a "timeout",
+# It also fails a test that has used HUNG_CPU_S (10 s) of CPU: a mutant that stops a loop advancing (i += 1 made i = 1) hangs,
+# and mutmut's limits (wall clock (clean time + timeout_constant) * 15, CPU twice that) end it as a "timeout",
 # which this script does not count as killed. A test of these suites takes well under a CPU-second; the limit is
 # CPU time (ITIMER_PROF), so a loaded machine does not make a slow but correct test fail.
 FRESH_MEMOS_PLUGIN = """import signal
@@ -202,7 +202,7 @@ import sys
 import pytest
 
 MEMOS = {"opkit.signature": ("_RESULTS",), "opkit.schema_fastpath": ("_types", "_arguments")}
-HUNG_CPU_S = 20
+HUNG_CPU_S = 10
 
 
 def _hung(signum, frame):
@@ -358,6 +358,7 @@ def again(work: Path, module: str, max_children: str) -> int:
     config = work / "setup.cfg"
     text = re.sub(r"timeout_constant = .*\n", "", config.read_text())
     config.write_text(text + TIMEOUT)  # a changed timeout only reclassifies timeouts, which are retested here anyway
+    (work / "mutation_fresh_memos.py").write_text(FRESH_MEMOS_PLUGIN)  # as is the hung-test limit
     survivors = [n for n, s in results(work).items() if s != "killed" and n not in EQUIVALENT]
     mutated = [p for p in changed if p.startswith(module)]
     if not survivors and mutated:  # a run is what makes mutmut mutate the changed files again
