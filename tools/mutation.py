@@ -358,7 +358,8 @@ def again(work: Path, module: str, max_children: str) -> int:
     config = work / "setup.cfg"
     text = re.sub(r"timeout_constant = .*\n", "", config.read_text())
     config.write_text(text + TIMEOUT)  # a changed timeout only reclassifies timeouts, which are retested here anyway
-    (work / "mutation_fresh_memos.py").write_text(FRESH_MEMOS_PLUGIN)  # as is the hung-test limit
+    for folder in (work, work / "mutants"):  # as is the hung-test limit (mutmut runs in mutants/, with its copy)
+        (folder / "mutation_fresh_memos.py").write_text(FRESH_MEMOS_PLUGIN)
     survivors = [n for n, s in results(work).items() if s != "killed" and n not in EQUIVALENT]
     mutated = [p for p in changed if p.startswith(module)]
     if not survivors and mutated:  # a run is what makes mutmut mutate the changed files again
