@@ -124,6 +124,13 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_8":
         "most_common(None)[0]: the same first element as most_common(1)[0] (both order ties by first occurrence)",
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
+    "opkit.generate.merge.x__git_merge__mutmut_1": "TemporaryDirectory(prefix=None): the name of a directory nothing else reads, removed after the merge",
+    "opkit.generate.merge.x__git_merge__mutmut_2": "prefix='XXopkit-merge-XX': as above",
+    "opkit.generate.merge.x__git_merge__mutmut_3": "prefix='OPKIT-MERGE-': as above",
+    **{f"opkit.generate.merge.x__git_merge__mutmut_{n}": "another name of a file in the temporary directory: git merge-file is given"
+       " its labels with -L, so the names appear nowhere in what it writes" for n in range(9, 15)},
+    "opkit.generate.merge.x__git_merge__mutmut_26": "stdin=None: git merge-file given three paths never reads its standard input",
+    "opkit.generate.merge.x__git_merge__mutmut_30": "no stdin=: as above",
     "opkit.generate.merge.x__line_end__mutmut_7": "return -2 for -1 ('cannot tell'): _crlf_needed reads it only as true (if needs_cr) and as not 1",
     "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
     "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",

@@ -128,6 +128,15 @@ def test_the_merge_writes_nothing_where_it_runs(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_a_git_that_dies_is_passed_over(tmp_path, monkeypatch):
+    config = tmp_path / "gitconfig"
+    config.write_text("[[[\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))  # git dies on it: "fatal: bad config line 1", exit 128
+    assert _git_merge_file(tmp_path, *MOVED) == (b"", 128)
+    assert merge3(*MOVED) == PYTHON_MOVED
+
+
 def test_a_git_that_does_not_answer_is_given_up_on(tmp_path, monkeypatch):
     hanging = tmp_path / "git"
     hanging.write_text("#!/bin/sh\nexec /bin/sleep 5\n")
