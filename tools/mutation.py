@@ -131,6 +131,7 @@ EQUIVALENT: dict[str, str] = {
        " its labels with -L, so the names appear nowhere in what it writes" for n in range(9, 15)},
     "opkit.generate.merge.x__git_merge__mutmut_26": "stdin=None: git merge-file given three paths never reads its standard input",
     "opkit.generate.merge.x__git_merge__mutmut_30": "no stdin=: as above",
+    "opkit.generate.merge.x__matched__mutmut_4": "SequenceMatcher(autojunk=None): difflib only tests its truth, None is False",
     "opkit.generate.merge.x__line_end__mutmut_7": "return -2 for -1 ('cannot tell'): _crlf_needed reads it only as true (if needs_cr) and as not 1",
     "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
     "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
