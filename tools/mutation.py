@@ -141,6 +141,8 @@ EQUIVALENT: dict[str, str] = {
     "opkit.schema_fastpath.x_parse_simple__mutmut_120": "as above, for a return without alias",
     "opkit.torch_lexer.x_blank_out__mutmut_20": "string_end(...) <= 0: it returns -1 or an index past a string of two or more characters, never 0",
     "opkit.torch_lexer.x_blank_out__mutmut_21": "string_end(...) < 1: as above, never 0",
+    "opkit.torch_lexer.x_blank_out__mutmut_50": "find('\\n', i) <= 0 for < 0: from the '#' at i it returns -1 or an index past i",
+    "opkit.torch_lexer.x_blank_out__mutmut_51": "find('\\n', i) < 1: as above",
     "opkit.torch_lexer.x_string_value__mutmut_11": "literal[:3] == literal[1] * 3: either equality makes literal[0] == literal[1] == literal[2]",
     "opkit.torch_lexer.x_number_value__mutmut_49": "float('INF'): float() reads 'inf' in any case",
     "opkit.torch_lexer.x_number_value__mutmut_52": "float('-INF'): as above",

@@ -121,6 +121,7 @@ def test_device_defaults(literal, problem):
     [("f(int x) -> ()", "f(int x) -> ()"),
      ("f(int x) -> () # c", "f(int x) -> ()    "),
      ("f(int x, # c\n int y) -> ()", "f(int x,      int y) -> ()"),
+     ("f(int x, # c\n int y,\n int z) -> ()", "f(int x,      int y,  int z) -> ()"),  # the comment ends at its own line's end
      ("f(int x,\n int y) -> ()", "f(int x,  int y) -> ()"),
      ("f(int x) -> ()\n", "f(int x) -> () "),
      ("f(int x) -> ()\n\n  ", "f(int x) -> ()    "),
