@@ -138,7 +138,13 @@ def test_device_defaults(literal, problem):
      ("f(int {x}\n) -> ()", "f(int {x} ) -> ()"),
      ("f(int x) -> (\n)", "f(int x) -> ( )"),
      ("\tf(int x) -> ()", " f(int x) -> ()"),
-     ("f(int X) -> () # c", "f(int X) -> ()    ")],
+     ("f(int X) -> () # c", "f(int X) -> ()    "),
+     ("f(int X,\n int y) -> ()", "f(int X,  int y) -> ()"),
+     ("f(int x) -> ()\\\n", "f(int x) -> ()  "),  # a line continuation at the very end
+     ("f(int x) \\\n\t-> () # c", "f(int x)    -> ()    "),  # what follows a continuation is read on
+     # left to the grammar, which refuses them as torch does: a last backslash, DEL
+     ("f(int x) -> ()\\", "f(int x) -> ()\\"),
+     ("f(int\x7f x) -> ()\n", "f(int\x7f x) -> () ")],
 )  # fmt: skip
 def test_blank_out_keeps_length_and_blanks_what_the_lexer_skips(text, blanked):
     assert blank_out(text) == blanked and len(blanked) == len(text)
@@ -153,6 +159,10 @@ def test_blank_out_keeps_length_and_blanks_what_the_lexer_skips(text, blanked):
      ("f(str s='a\n') -> ()", 8, "unterminated string literal"),
      ("f(str s='a) -> () #", 8, "unterminated string literal"),
      ("f(int é) -> ()", 6, "character 'é' (U+00E9) is not allowed outside a string literal: torch's lexer reads ASCII"),
+     ("f(int x) -> ()\n\x1c", 15, "a schema is one declaration: nothing may follow a line break outside parentheses"),
+     ("f(int x) -> ()\nX", 15, "a schema is one declaration: nothing may follow a line break outside parentheses"),
+     ("f(int x) -> X\n-> ()", 14, "a schema is one declaration: nothing may follow a line break outside parentheses"),
+     ("f(int\x80x) -> ()", 5, "character '\\x80' (U+0080) is not allowed outside a string literal: torch's lexer reads ASCII"),
      ("f(int\u00a0x) -> ()", 5, "character '\\xa0' (U+00A0) is not allowed outside a string literal: torch's lexer reads ASCII")],
 )  # fmt: skip
 def test_lex_errors(text, index, message):
