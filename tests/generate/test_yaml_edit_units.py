@@ -28,6 +28,7 @@ from opkit.generate.yaml_edit import _lines, _newline, _op_name
 ENTRY = {"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version"}
 ADDED = b"  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n"
 GEN = {"func": "npu_s(Tensor x) -> Tensor", "op_api": "all_version", "gen_opapi": {"out": {"size": "x", "dtype": "x"}, "exec": "aclnnS"}}
+SHADOW = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
 
 
 def _plan(tmp_path, data: bytes, entry=ENTRY) -> YamlEdit:
@@ -179,11 +180,10 @@ def test_an_entry_whose_optype_another_custom_op_calls_is_added_with_a_warning(t
     original = b"official:\n  - func: o(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS, x\n  - 3\n  - func: t(Tensor x) -> Tensor\n  - func: u.ov(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n  - func: v(Tensor x) -> Tensor\n    gen_opapi: [exec]\n  - gen_opapi:\n      exec: aclnnS\n  - func: w(Tensor x) -> Tensor\n    gen_opapi:\n      exec: [aclnnS]\n  - func: [s2]\n    gen_opapi:\n      exec: aclnnS\n  - func: s3(Tensor x) -> Tensor\n    gen_opapi:\n      out: {}\n"
     path = tmp_path / "op_plugin_functions.yaml"
     edit = _plan(tmp_path, original, GEN)
-    shadow = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
-    assert edit.clashes == (f"OpType S is also the OpType of s ({path}:6): {shadow}", f"OpType S is also the OpType of u ({path}:11): {shadow}")
+    assert edit.clashes == (f"OpType S is also the OpType of s ({path}:6): {SHADOW}", f"OpType S is also the OpType of u ({path}:11): {SHADOW}")
     assert edit.line == 28  # 26 lines, a blank one, then the entry
     # another op of the same name (an overload) does not clash with itself; an entry without gen_opapi has no OpType
-    assert _plan(tmp_path, original, {**GEN, "func": "s.two(Tensor x) -> Tensor"}).clashes == (f"OpType S is also the OpType of u ({path}:11): {shadow}",)
+    assert _plan(tmp_path, original, {**GEN, "func": "s.two(Tensor x) -> Tensor"}).clashes == (f"OpType S is also the OpType of u ({path}:11): {SHADOW}",)
     assert _plan(tmp_path, original, ENTRY).clashes == ()
     assert _plan(tmp_path, original, {**GEN, "gen_opapi": {"exec": 3}}).clashes == ()
     assert _plan(tmp_path, original, {**GEN, "gen_opapi": ["exec"]}).clashes == ()
@@ -196,8 +196,7 @@ def test_a_file_with_two_custom_keys_warns_of_the_optypes_of_both(tmp_path):
     original = b"custom:\n  - func: s(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\ncustom:\n  - func: t(Tensor x) -> Tensor\n    gen_opapi:\n      exec: aclnnS\n"
     path = tmp_path / "op_plugin_functions.yaml"
     edit = _plan(tmp_path, original, GEN)
-    shadow = "one OpType, two kernels, and the package installed last shadows the other; give one --op-type"
-    assert edit.clashes == (f"OpType S is also the OpType of s ({path}:2): {shadow}", f"OpType S is also the OpType of t ({path}:6): {shadow}")
+    assert edit.clashes == (f"OpType S is also the OpType of s ({path}:2): {SHADOW}", f"OpType S is also the OpType of t ({path}:6): {SHADOW}")
     assert edit.new_bytes == original + b"\n" + b"  - func: npu_s(Tensor x) -> Tensor\n    op_api: all_version\n    gen_opapi:\n      out:\n        size: x\n        dtype: x\n      exec: aclnnS\n"
 
 
