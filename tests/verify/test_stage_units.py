@@ -17,9 +17,10 @@ from opkit.verify.npugraph_ex.capture import CaptureViolation
 from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
 from opkit.verify.npugraph_ex.wheel import Wheel
 from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
-from opkit.verify.stages import aot, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
-from opkit.verify.backends import GraphCapture
+from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
+from opkit.verify.backends import Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
+from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
 
 X = torch.arange(6.0).reshape(2, 3)
@@ -847,6 +848,10 @@ def test_passes_unit_reads_npugraph_ex_observation():
     assert [p.check for p in passes.passes(ctx)] == ["skipped_pass", "not_reinplaced"]
     empty = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=Observation(logged=["Skipped fx_pass p"])), compile_failure=None)
     assert passes.passes(empty) == []  # no graph compiled: its log is not read
+    # The backend's own compile failure and npugraph_ex's findings, both.
+    backend_failure = Problem(Stage.BACKEND, "backend_compile", "m", "n")
+    both = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=observation), compile_failure=backend_failure)
+    assert [p.check for p in passes.passes(both)] == ["backend_compile", "skipped_pass", "not_reinplaced"]
 
 
 def test_capture_unit_uncapturable_ops():
@@ -905,13 +910,24 @@ def test_capture_unit_reads_the_dynamo_graph_without_an_aot_one_and_host_constan
     assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))) == []
 
 
+def test_capture_unit_a_copy_to_the_host_syncs_only_off_the_cpu():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.ops.aten._to_copy.default, (x,), {"device": torch.device("cpu")}))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    ran = [CompiledCall("capture", ((), {}))]
+    assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=ran))) == []
+    on_npu = _with(context(_broken, X, device="npu"), _compiled([gm], calls=ran))
+    assert [(p.check, p.op) for p in capture.capture(on_npu)] == [("cpu_sync", "aten::_to_copy")]
+
+
 def test_capture_unit_records_the_emulated_run():
-    gm = _fx(torch.ops.aten.relu.default)
+    gm = _fx(torch.ops.aten.relu.default, torch.ops.aten.rand_like.default)
     observation = Observation([CompiledGraph(gm, gm, (), "graph_1")], ["The capture_limit reached when capturing. More"])
     calls = [CompiledCall("capture", ((), {})), CompiledCall("replay", ((), {}))]
     ctx = _with(context(_broken, X), _compiled([gm], calls=calls, error=RuntimeError("x"), error_call="replay, new input tensors", observation=observation))
     ctx.emulation = Emulation(Wheel("2.13.0", Path("/nowhere"), "cache"), None, None)
-    assert [p.check for p in capture.capture(ctx)] == ["fallback_to_eager"]
+    assert [p.check for p in capture.capture(ctx)] == ["random", "fallback_to_eager"]
     assert ctx.npugraph_ex.source == "torch-npu 2.13.0 (cache)"
     assert ctx.npugraph_ex.calls == ("capture", "replay", "replay, new input tensors (failed)")
     assert ctx.npugraph_ex.fell_back_to_eager == "The capture_limit reached when capturing. More"
@@ -920,12 +936,12 @@ def test_capture_unit_records_the_emulated_run():
     capture.capture(ok)
     assert ok.npugraph_ex.calls == ("capture", "replay")
     unemulated = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
-    assert capture.capture(unemulated) == [] and unemulated.npugraph_ex is None
+    assert [p.check for p in capture.capture(unemulated)] == ["random"] and unemulated.npugraph_ex is None
 
 
 def test_capture_unit_a_first_call_that_fails():
     gm = _fx(torch.ops.aten.relu.default)
-    failed = _with(context(_broken, X), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
+    failed = _with(context(_broken, X, ops=[f"{NS}::add_one"]), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
     assert capture.capture(failed) == [
         Problem(
             Stage.CAPTURE,
@@ -933,7 +949,7 @@ def test_capture_unit_a_first_call_that_fails():
             "the graph compiled by aot_eager failed on the capture call: RuntimeError: aclgraph refused",
             "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
             "dtypes, and that mutated inputs are declared Tensor(a!))",
-            None,
+            f"{NS}::add_one",
             "aclgraph refused",
         )
     ]
@@ -948,3 +964,162 @@ def test_capture_unit_a_first_call_that_fails():
     assert capture.capture(later) == []
     assert capture.capture(_with(context(_broken, X), None)) is None
     assert capture.capture(_with(context(_broken, X), _compiled())) is None
+
+
+# -- the calls a check makes, and the context's helpers --------------------------------------------------
+
+
+def test_fresh_redraws_floating_tensors_and_keeps_the_others():
+    x = torch.zeros(2, 3, dtype=torch.float64)
+    on_meta = torch.zeros(2, device="meta")
+    index, scalar, count = torch.tensor([1, 0]), torch.tensor(0.5), torch.tensor(3)
+    (fx, fm, five), kw = calls._fresh(((x, on_meta, 5), {"i": index, "s": scalar, "n": count}))
+    assert five == 5 and (fx.shape, fx.dtype) == ((2, 3), torch.float64) and not torch.equal(fx, x)
+    assert (fm.shape, fm.device.type) == ((2,), "meta")
+    assert torch.equal(kw["i"], index) and kw["i"].data_ptr() != index.data_ptr()
+    assert kw["s"].shape == () and kw["s"].item() != 0.5 and torch.equal(kw["n"], count)
+    # dynamic=True's sweep: dim 0 grows; integer tensors become zeros of the new shape, 0-dim ones stay.
+    (fx, fm, _), kw = calls._fresh(((x, on_meta, 5), {"i": index, "s": scalar, "n": count}), grow=2)
+    assert (fx.shape, fx.dtype, fm.shape) == ((4, 3), torch.float64, (4,))
+    assert torch.equal(kw["i"], torch.zeros(4, dtype=torch.int64)) and kw["s"].shape == () and torch.equal(kw["n"], count)
+
+
+def test_refill_redraws_floating_tensors_in_place():
+    x, index = torch.zeros(2, 3), torch.tensor([1, 0])
+    tree = ((x, 5), {"i": index})
+    calls._refill(tree)
+    assert tree[0][0] is x and not torch.equal(x, torch.zeros(2, 3)) and torch.equal(index, torch.tensor([1, 0]))
+
+
+def test_call_plan_static_and_dynamic():
+    x, index = torch.zeros(2, 3), torch.tensor([1, 0])
+    plan = calls.call_plan((x,), {"i": index}, dynamic=False)
+    assert [label for label, _ in plan] == ["capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]
+    first = plan[0][1](None)  # the given inputs, cloned
+    assert torch.equal(first[0][0], x) and first[0][0] is not x and torch.equal(first[1]["i"], index)
+    second = plan[1][1](first)  # fresh data
+    assert second[0][0].shape == (2, 3) and not torch.equal(second[0][0], x) and torch.equal(second[1]["i"], index)
+    kept = second[0][0].clone()
+    assert plan[2][1](second) is second and not torch.equal(second[0][0], kept)  # the same tensors, refilled
+    fourth = plan[3][1](second)  # new tensors again
+    assert fourth[0][0] is not second[0][0] and not torch.equal(fourth[0][0], second[0][0])
+    assert torch.equal(x, torch.zeros(2, 3))  # the caller's inputs untouched
+    plan = calls.call_plan((x,), {"i": index}, dynamic=True)
+    assert [label for label, _ in plan] == ["shape 1", "shape 2", "shape 3", "shape 4"]
+    assert [tuple(make(None)[0][0].shape) for _, make in plan] == [(2, 3), (3, 3), (4, 3), (5, 3)]
+
+
+def _add_into(x, y):
+    y.add_(x)
+    return x * 2
+
+
+def test_run_compiled_keeps_each_call():
+    x, y = X.clone(), torch.zeros(2, 3)
+    run = calls.run_compiled(_add_into, (x, y), {}, BACKENDS["eager"], fullgraph=True, dynamic=False, options=None)
+    assert run.error is None and run.error_call is None
+    assert [c.label for c in run.calls] == ["capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]
+    assert (len(run.capture.dynamo_graphs), run.capture.compiled) == (1, 1)
+    assert run.first_call_s > 0 and run.replay_s > 0
+    # Each call's inputs before, its output, and its inputs after (y written in place), as copies.
+    for call in run.calls:
+        (bx, by), bkw = call.before
+        (ax, ay), akw = call.after
+        assert bkw == akw == {} and torch.equal(call.out, bx * 2) and torch.equal(ax, bx) and torch.equal(ay, by + bx)
+    assert torch.equal(run.calls[0].before[0][0], X) and torch.equal(run.calls[0].before[0][1], torch.zeros(2, 3))
+    assert not torch.equal(run.calls[1].before[0][0], X)
+    assert torch.equal(x, X) and torch.equal(y, torch.zeros(2, 3))
+    run = calls.run_compiled(lambda x: x.sum(0), (X,), {}, BACKENDS["eager"], fullgraph=True, dynamic=True, options=None)
+    assert [(c.label, tuple(c.before[0][0].shape), tuple(c.out.shape)) for c in run.calls] == [
+        ("shape 1", (2, 3), (3,)),
+        ("shape 2", (3, 3), (3,)),
+        ("shape 3", (4, 3), (3,)),
+        ("shape 4", (5, 3), (3,)),
+    ]
+    assert len(run.capture.dynamo_graphs) == 1  # dynamic=True reached Dynamo: one graph for every shape
+
+
+def _probe(seen: list, fail_after: int | None = None) -> Backend:
+    """A Dynamo backend that records the keyword arguments torch.compile gives it and runs the graph,
+    raising once it has run ``fail_after`` times."""
+
+    def make(capture):
+        def compile_fn(gm, example_inputs, **kwargs):
+            seen.append(kwargs)
+            runs = []
+
+            def run(*args):
+                if fail_after is not None and len(runs) >= fail_after:
+                    raise RuntimeError("replay broke")
+                runs.append(1)
+                return gm.forward(*args)
+
+            return run
+
+        return capture.timed(compile_fn)
+
+    return Backend("probe", make, "cpu", False)
+
+
+def test_run_compiled_options_and_failures():
+    seen: list = []
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe(seen), fullgraph=True, dynamic=False, options={"k": 1})
+    run2 = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe(seen), fullgraph=True, dynamic=False, options=None)
+    assert seen == [{"options": {"k": 1}}, {}] and len(run.calls) == len(run2.calls) == 4
+    # A call that fails ends the run: the calls before it kept, the failing one named.
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe([], fail_after=1), fullgraph=True, dynamic=False, options=None)
+    assert [c.label for c in run.calls] == ["capture"] and run.error_call == "replay" and str(run.error) == "replay broke"
+    assert run.first_call_s > 0 and run.replay_s is None
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe([], fail_after=2), fullgraph=True, dynamic=False, options=None)
+    assert run.error_call == "replay, inputs refilled in place" and run.first_call_s > 0 and run.replay_s > 0
+    # A device backend synchronizes after each call (here: a CPU-only torch has no CUDA to synchronize).
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, Backend("probe", _probe([]).make, "cuda", False), fullgraph=True, dynamic=False, options=None)
+    assert run.calls == [] and run.error_call == "capture" and "CUDA" in str(run.error)
+
+
+def test_fresh_entry_is_a_new_function_per_check():
+    def fn(a, b=1):
+        return (a, b)
+
+    first, second = fresh_entry(fn), fresh_entry(fn)
+    assert first(1) == (1, 1) and first(1, b=3) == (1, 3) and second(2, 4) == (2, 4)
+    assert first.__name__ == "opkit_graph_entry" and first.__code__ is not second.__code__ and first.__defaults__ is None
+
+
+def test_clone_tree_and_to_device():
+    t = torch.ones(2, requires_grad=True)
+    (c, n), kw = clone_tree(((t, 3), {"k": t}))
+    assert torch.equal(c, t) and c.data_ptr() != t.data_ptr() and not c.requires_grad and n == 3 and kw["k"] is not t
+    tree = ([X], {"k": 2})
+    assert to_device(tree, "cpu") is tree
+    (moved,), kw = to_device(tree, "meta")
+    assert (moved.device.type, moved.shape, kw) == ("meta", (2, 3), {"k": 2}) and X.device.type == "cpu"
+
+
+@torch.library.custom_op(f"{NS}::scaled", mutates_args=())
+def _scaled(x: torch.Tensor, k: int = 2) -> torch.Tensor:
+    return x * k
+
+
+def test_as_target_of_each_kind():
+    for op in (OPS.takes_k, OPS.takes_k.default, _scaled):
+        target = as_target(op, ["aten::relu"])  # one op: ops= is not read
+        name = f"{NS}::scaled" if op is _scaled else f"{NS}::takes_k"
+        assert (target.label, target.op_names, target.input_names) == (name, [name], ["x", "k"])
+        assert torch.equal(target.fn(X, 3), X * 3)
+    module = torch.nn.ReLU()
+    target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two])
+    assert (target.fn, target.label, target.op_names, target.input_names) == (module, "ReLU", ["aten::relu", f"{NS}::add_one", f"{NS}::two"], None)
+    target = as_target(_add_into, None)
+    assert (target.fn, target.label, target.op_names) == (_add_into, "_add_into", [])
+    with pytest.raises(TypeError, match="^expected an op, a module or a function, got int$"):
+        as_target(3, None)
+
+
+def test_signature_of():
+    assert signature_of(f"{NS}::takes_k").text == f"{NS}::takes_k(Tensor x, int k=1) -> Tensor"
+    add = signature_of("aten::add")  # the first overload torch lists
+    assert (add.namespace, add.name, add.overload) == ("aten", "add", "Tensor")
+    assert signature_of(f"{NS}::missing") is None
+    # A TorchScript class argument: torch.library accepts it, opkit's model does not.
+    assert signature_of("aten::quantized_gru") is None
