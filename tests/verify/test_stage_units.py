@@ -819,6 +819,31 @@ def test_explain_breaks():
     assert dynamo.explain_breaks(lambda x, *, k: x * k, (X,), {"k": 2.0}) == (1, [])
 
 
+def test_located_names_the_innermost_frame():
+    import traceback
+
+    stack = [traceback.FrameSummary("model.py", 3, "forward"), traceback.FrameSummary("layers.py", 12, "inner")]
+    assert dynamo._located(stack) == "layers.py:12 in inner"
+    assert dynamo._located([]) is None and dynamo._located(None) is None
+
+
+def test_dynamo_unit_names_the_op_of_an_op_target_only():
+    # The failure text names no op: the target op is blamed when it is the target, not when the user's code calls it.
+    exc = RuntimeError("Operator does not support running with fake tensors")
+    op = _with(context(OPS.add_one.default, X), _compiled(error=exc, compiled=0))
+    op.target.fn = lambda x: x + torch.ones(5)  # explain cannot redo it: the failure is the only break
+    assert [(p.check, p.op) for p in dynamo.dynamo(op)] == [("missing_meta", f"{NS}::add_one")]
+    user = _with(context(lambda x: x + torch.ones(5), X, ops=[f"{NS}::add_one"]), _compiled(error=exc, compiled=0))
+    assert [(p.check, p.op) for p in dynamo.dynamo(user)] == [("missing_meta", None)]
+
+
+def test_dynamo_unit_more_graphs_explain_cannot_redo():
+    gm = _fx(torch.ops.aten.relu.default)
+    ctx = _with(context(lambda x: x + torch.ones(5), X), _compiled([gm, gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 2
+
+
 def test_aot_and_passes_units_file_the_compile_failure_by_stage():
     gm = _fx(torch.ops.aten.relu.default)
     aot_failure = Problem(Stage.AOT_FUNCTIONALIZATION, "functionalization", "m", "n")
