@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import shutil
@@ -326,11 +327,26 @@ def again(work: Path, module: str, max_children: str) -> int:
     return report(work, module)
 
 
+def unimportable(work: Path) -> set[str]:
+    """Mutants under which the test modules could not be imported (a stage unit's registration, which runs at
+    import, raising): pytest found no test for the node ids (exit 4), mutmut's runner raised and its worker
+    exited 255, which ``mutmut results`` calls "timeout" (a real timeout is a signal: SIGXCPU). The suite
+    failed on them: they count as killed, and are printed as such."""
+    names: set[str] = set()
+    for meta in (work / "mutants").rglob("*.meta"):
+        codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
+        names.update(name for name, code in codes.items() if code == 255)
+    return names
+
+
 def report(work: Path, module: str) -> int:
     status = results(work)
     if not status:
         print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
         return 1
+    for name in sorted(unimportable(work) & status.keys()):
+        print(f"  killed (the tests could not be imported under it): {name}")
+        status[name] = "killed"
     equivalent = {n for n in status if n in EQUIVALENT}
     for name in sorted(n for n in equivalent if status[n] == "killed"):
         print(f"  listed as equivalent but killed (a renumbered mutant? remove it from EQUIVALENT): {name}")
