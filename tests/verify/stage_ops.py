@@ -50,6 +50,14 @@ _plain = torch.library.Library(NS, "FRAGMENT")
 _plain.define("no_meta(Tensor x) -> Tensor")
 _plain_cpu = torch.library.Library(NS, "IMPL", "CPU")
 _plain_cpu.impl("no_meta", lambda x: x + 1)
+# Decomposes (CompositeImplicitAutograd): traced through its body, no Meta function needed.
+_plain_composite = torch.library.Library(NS, "IMPL", "CompositeImplicitAutograd")
+_plain.define("composite(Tensor x) -> Tensor")
+_plain_composite.impl("composite", lambda x: x * 2)
+# Two overloads, the second without a Meta function.
+_lib.op("twice(Tensor x) -> Tensor", lambda x: x * 2, lambda x: torch.empty_like(x))
+_plain.define("twice.scaled(Tensor x, int k) -> Tensor")
+_plain_cpu.impl("twice.scaled", lambda x, k: x * k)
 # Meta raises while the kernel runs: what a stand-in kernel derived from the Meta function does.
 _lib.op("meta_fails(Tensor x) -> Tensor", lambda x: x + 1, lambda x: (_ for _ in ()).throw(RuntimeError("meta broke")))
 

@@ -20,7 +20,7 @@ from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, S
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
 from opkit.verify.backends import Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
-from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, signature_of, to_device
+from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
 
 X = torch.arange(6.0).reshape(2, 3)
@@ -131,6 +131,12 @@ def test_check_registration():
             "opkit_no_such_namespace::op",
         ),
     ]
+
+
+def test_has_fake_impl():
+    # register_fake (two) registers a Meta kernel; a decomposing op needs none; every overload counts.
+    assert [has_fake_impl(f"{NS}::{n}") for n in ("add_one", "two", "composite", "no_meta", "twice")] == [True, True, True, False, False]
+    assert has_fake_impl("aten::add")  # its TorchScript-only overloads (add.t) are not the dispatcher's
 
 
 def test_registration_unit_checks_the_target_ops():
@@ -1133,7 +1139,7 @@ def test_as_target_of_each_kind():
         assert (target.label, target.op_names, target.input_names) == (name, [name], ["x", "k"])
         assert torch.equal(target.fn(X, 3), X * 3)
     module = torch.nn.ReLU()
-    target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two])
+    target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two, len])  # len is no op: dropped
     assert (target.fn, target.label, target.op_names, target.input_names) == (module, "ReLU", ["aten::relu", f"{NS}::add_one", f"{NS}::two"], None)
     target = as_target(_add_into, None)
     assert (target.fn, target.label, target.op_names) == (_add_into, "_add_into", [])
