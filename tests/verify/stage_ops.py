@@ -50,6 +50,10 @@ _plain = torch.library.Library(NS, "FRAGMENT")
 _plain.define("no_meta(Tensor x) -> Tensor")
 _plain_cpu = torch.library.Library(NS, "IMPL", "CPU")
 _plain_cpu.impl("no_meta", lambda x: x + 1)
+# The kernel writes its keyword-only y, undeclared.
+_lib.op("sneaky_kw(Tensor x, *, Tensor y) -> Tensor", lambda x, *, y: (y.add_(1), x * 2)[1], lambda x, *, y: torch.empty_like(x))
+# The kernel writes x (declared) and y (undeclared).
+_lib.op("bump_both_(Tensor(a!) x, Tensor y) -> ()", lambda x, y: (x.add_(1), y.add_(1), None)[2], lambda x, y: None)
 # Decomposes (CompositeImplicitAutograd): traced through its body, no Meta function needed.
 _plain_composite = torch.library.Library(NS, "IMPL", "CompositeImplicitAutograd")
 _plain.define("composite(Tensor x) -> Tensor")

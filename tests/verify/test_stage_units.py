@@ -167,6 +167,23 @@ def test_run_eager_records_custom_op_calls_and_undeclared_mutations():
     assert torch.equal(y, torch.zeros(2, 3)) and torch.equal(x, X)
 
 
+def _keywords(x, y):
+    OPS.bump_both_(x, y)
+    return OPS.sneaky_kw(torch.add(x, x, alpha=2), y=y)
+
+
+def test_run_eager_keyword_only_arguments_and_a_declared_write_before_an_undeclared_one():
+    run = eager.run_eager(context(_keywords, X.clone(), torch.zeros(2, 3)))
+    assert run.ok and [(c.op._schema.name, c.undeclared_mutations) for c in run.calls] == [
+        (f"{NS}::bump_both_", ["y"]),
+        (f"{NS}::sneaky_kw", ["y"]),
+    ]
+    # A keyword-only argument reaches the kernel as a keyword; aten's keywords (alpha=2) are passed on too.
+    (x,), kwargs = run.calls[1].args, run.calls[1].kwargs
+    assert torch.equal(x, (X + 1) * 3) and list(kwargs) == ["y"] and torch.equal(kwargs["y"], torch.ones(2, 3))
+    assert torch.equal(run.calls[1].outputs, (X + 1) * 6)
+
+
 def test_run_eager_nan_values_compare_equal():
     run = eager.run_eager(context(lambda x: OPS.add_one(x), torch.tensor([float("nan"), 1.0])))
     assert run.calls[0].undeclared_mutations == []
