@@ -54,6 +54,19 @@ _plain_cpu.impl("no_meta", lambda x: x + 1)
 _lib.op("sneaky_kw(Tensor x, *, Tensor y) -> Tensor", lambda x, *, y: (y.add_(1), x * 2)[1], lambda x, *, y: torch.empty_like(x))
 # The kernel writes x (declared) and y (undeclared).
 _lib.op("bump_both_(Tensor(a!) x, Tensor y) -> ()", lambda x, y: (x.add_(1), y.add_(1), None)[2], lambda x, y: None)
+# A keyword-only tensor argument, written by nothing.
+_lib.op("mul_kw(Tensor x, *, Tensor y) -> Tensor", lambda x, *, y: x * y, lambda x, *, y: torch.empty_like(x))
+
+
+def _static_meta(x):
+    if not isinstance(x.shape[0], int):  # a Meta function that cannot take symbolic sizes (dynamic=True)
+        raise TypeError("static sizes only")
+    return torch.empty_like(x)
+
+
+_lib.op("static_meta(Tensor x) -> Tensor", lambda x: x + 1, _static_meta)
+# Writes acc (declared) and returns a copy of it: calling it twice on the same inputs gives two answers.
+_lib.op("accumulate_(Tensor(a!) acc, Tensor x) -> Tensor", lambda acc, x: acc.add_(x).clone(), lambda acc, x: torch.empty_like(acc))
 # Decomposes (CompositeImplicitAutograd): traced through its body, no Meta function needed.
 _plain_composite = torch.library.Library(NS, "IMPL", "CompositeImplicitAutograd")
 _plain.define("composite(Tensor x) -> Tensor")

@@ -671,6 +671,25 @@ def test_run_opcheck_aot_dispatch_directly_or_through_opcheck():
     assert opcheck.run_opcheck([good], ("test_schema",))[0].results == (("test_schema", "SUCCESS"),)
 
 
+def test_run_opcheck_aot_dispatch_is_dynamic_and_a_mutating_op_gets_fresh_inputs():
+    (static,) = _calls(OPS.static_meta, X)  # its Meta function refuses symbolic sizes
+    assert opcheck.run_opcheck([static], ("test_aot_dispatch_dynamic",))[0].results == (
+        ("test_aot_dispatch_dynamic", "TypeError: static sizes only"),
+    )
+    # accumulate_ answers differently when called twice on the same inputs: opcheck clones them for each call.
+    (written,) = _calls(lambda acc, x: OPS.accumulate_(acc, x), X.clone(), X)
+    assert opcheck.run_opcheck([written], ("test_aot_dispatch_dynamic",))[0].results == (("test_aot_dispatch_dynamic", "SUCCESS"),)
+
+
+def test_run_opcheck_keyword_arguments_and_the_callers_order():
+    (call,) = _calls(lambda x, y: OPS.mul_kw(x, y=y), X, X)
+    assert opcheck.run_opcheck([call], opcheck.OPCHECK_ALL)[0].results == tuple((t, "SUCCESS") for t in opcheck.OPCHECK_ALL)
+    assert opcheck.run_opcheck([call], ("test_aot_dispatch_dynamic", "test_schema"))[0].results == (
+        ("test_aot_dispatch_dynamic", "SUCCESS"),
+        ("test_schema", "SUCCESS"),
+    )
+
+
 def test_run_opcheck_when_opcheck_itself_fails():
     (good,) = _calls(OPS.add_one, X)
     (result,) = opcheck.run_opcheck([good], ("test_bogus",))
@@ -680,6 +699,7 @@ def test_run_opcheck_when_opcheck_itself_fails():
 
 def test_opcheck_problems_filed_under_the_stage_of_each_test():
     results = [
+        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),  # passed: the next op is still read
         OpcheckResult(
             f"{NS}::a",
             (
@@ -690,7 +710,6 @@ def test_opcheck_problems_filed_under_the_stage_of_each_test():
                 ("opcheck", "ValueError: odd"),
             ),
         ),
-        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),
         OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: explained"),)),
     ]
     explained = [Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::c")]
