@@ -115,6 +115,14 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.msopgen.column_count_mismatch.x_column_count_mismatch__mutmut_10": "most_common(2)[0]: as above",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
     "opkit.verify.graphs.x__node_op__mutmut_7": "getattr(target, '__name__') without a default: every call_function target (OpOverload, function, higher-order op) has one",
+    "opkit.verify.stages.opcheck.x__aot_dispatch_dynamic__mutmut_7": "check_gradients=None: the inputs are detached clones (clone_tree),"
+                                                                      " so 'auto' finds none requiring grad and checks no gradients, as a falsy None does",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_4": "direct = None: every op through opcheck, whose test_aot_dispatch_dynamic is the same"
+                                                           " aot_autograd_check(dynamic=True, check_gradients='auto') after cloning the inputs, which an op"
+                                                           " that writes nothing does not need: the same verdict, only slower (the reason for the direct call)",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_20": "opcheck(raise_exception=None): torch reads it only as `if raise_exception:`, where None is False",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_47": "the key of a result not in tests (+1 for -1): only 'opcheck', which is then raw's only item",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_48": "as above (-2 for -1)",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",

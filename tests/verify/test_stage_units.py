@@ -1,8 +1,11 @@
-"""The stage units that need no compile (registration, eager, the Meta function, and the pipeline itself),
-on small real ops (stage_ops.py) and a CheckContext made as check_graph_entry makes it. Expectations follow
-graph-entry.md's stages: the exact problems found, and silence on a correct op."""
+"""The stage units (registration, eager, the Meta function, and the pipeline itself; the later stages on a
+compile's evidence given as it would be recorded), on small real ops (stage_ops.py) and a CheckContext made as
+check_graph_entry makes it; the compile's own plumbing (calls.py) on real torch.compile calls with Dynamo-only
+backends. Expectations follow graph-entry.md's stages: the exact problems found, and silence on a correct op."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 import torch
@@ -173,7 +176,9 @@ def _keywords(x, y):
 
 
 def test_run_eager_keyword_only_arguments_and_a_declared_write_before_an_undeclared_one():
-    run = eager.run_eager(context(_keywords, X.clone(), torch.zeros(2, 3)))
+    start = time.perf_counter()
+    run = eager.run_eager(context(_keywords, X.clone(), y=torch.zeros(2, 3)))  # the model's own keyword too
+    assert 0 <= run.seconds <= time.perf_counter() - start
     assert run.ok and [(c.op._schema.name, c.undeclared_mutations) for c in run.calls] == [
         (f"{NS}::bump_both_", ["y"]),
         (f"{NS}::sneaky_kw", ["y"]),
@@ -206,6 +211,15 @@ def test_check_mutations_once_per_op_and_argument():
             "fresh tensor; an undeclared mutation is silently dropped or reordered in a graph",
             f"{NS}::sneaky",
         )
+    ]
+
+
+def test_check_mutations_a_new_argument_after_one_already_reported():
+    seen_once = OpCall(OPS.sneaky.default, (), {}, None, ["y"])
+    then_another = OpCall(OPS.sneaky.default, (), {}, None, ["y", "x"])
+    assert [p.message for p in eager.check_mutations([seen_once, then_another])] == [
+        f"the kernel of {NS}::sneaky mutates argument 'y', which the schema does not declare mutable",
+        f"the kernel of {NS}::sneaky mutates argument 'x', which the schema does not declare mutable",
     ]
 
 
