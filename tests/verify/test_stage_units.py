@@ -459,6 +459,12 @@ def test_meta_unit_without_calls():
     assert meta.meta(op) == []
 
 
+def test_meta_unit_a_data_dependent_size_is_not_compared():
+    ctx = context(OPS.pick.default, torch.tensor([1.0, -1.0, 2.0]))
+    assert meta.meta(ctx) == [] and ctx.meta_checks == []
+    assert ctx.meta_outputs[0].shape[0].node.hint is None  # unbacked: no size to compare with the kernel's
+
+
 @pytest.mark.parametrize("data", [torch.tensor([1.0, -1.0, 2.0])])
 def test_meta_structure_accepts_a_data_dependent_size(data):
     outputs: list = []
@@ -514,7 +520,7 @@ def test_compare_numerics_every_output_and_mutated_input():
         ("input x", "replay, new input tensors", True),
     ]
     assert comparisons[3].detail.startswith("Tensor-likes are not close! Mismatched elements: 2 / 2 (100.0%)")
-    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None
+    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None and comparisons[1].detail is None
     assert comparisons[10].detail == "8 != 7"
     assert problems == [
         Problem(Stage.REPLAY, "compiled_vs_eager", f"output[0] on the replay call differs from eager: {comparisons[3].detail}", _ACTION),
@@ -547,6 +553,14 @@ def test_compare_numerics_names_inputs_by_schema_and_keeps_other_paths():
     assert [c.name for c in comparisons] == ["output[0]", "output[1]", "input x", "[1]['k']"]
     comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), [], atol=None, rtol=None)
     assert [c.name for c in comparisons][2:] == ["[0][0]", "[1]['k']"]
+    # A keyword reaches eager too (k=2.0: the compiled call's values are right only with it).
+    call = _call("capture", x, (x * 6, 7), x + 2, kwargs={"k": 2.0})
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(call), ["x", "k"], atol=None, rtol=None)[0]] == [True] * 4
+    # A list argument: its items named under the argument.
+    pair = [torch.ones(2), torch.zeros(2)]
+    call = CompiledCall("capture", ((pair,), {}), (([t.clone() for t in pair],), {}), pair[0] + pair[1])
+    comparisons, _ = replay.compare_numerics(lambda xs: xs[0] + xs[1], _run(call), ["xs"], atol=None, rtol=None)
+    assert [(c.name, c.ok) for c in comparisons] == [("output", True), ("input xs[0]", True), ("input xs[1]", True)]
 
 
 def test_compare_numerics_tolerances_dtype_and_a_tensor_against_a_number():
