@@ -566,7 +566,11 @@ def test_compare_numerics_names_inputs_by_schema_and_keeps_other_paths():
 def test_compare_numerics_tolerances_dtype_and_a_tensor_against_a_number():
     x = torch.ones(2)
     near = _call("capture", x, (x * 4 + 1e-3, 7), x + 1)
-    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [True] * 3
+    assert [(c.name, c.call, c.ok) for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [
+        ("output[0]", "capture", True),  # close, not identical: assert_close's verdict
+        ("output[1]", "capture", True),
+        ("[0][0]", "capture", True),
+    ]
     assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=None, rtol=None)[0]] == [False, True, True]
     other_dtype = _call("capture", x, ((x * 4).double(), 7), x + 1)
     comparisons, _ = replay.compare_numerics(_bump_twice, _run(other_dtype), None, atol=None, rtol=None)
@@ -613,6 +617,16 @@ def test_compare_calls_and_the_units():
     assert replay.replay(first_bad) is None  # one call: nothing replayed
 
 
+def test_compare_calls_passes_the_schema_names_and_tolerances():
+    x = torch.ones(2)
+    ctx = context(OPS.add_one.default, x)
+    ctx.__dict__["compiled"] = _run(CompiledCall("capture", ((x,), {}), ((x.clone(),), {}), x + 1 + 1e-3))
+    ctx.__dict__["eager"] = EagerRun()
+    ctx.atol, ctx.rtol = 1e-2, 0.0
+    comparisons, problems = replay.compare_calls(ctx)
+    assert [(c.name, c.ok) for c in comparisons] == [("output", True), ("input x", True)] and problems == []
+
+
 def test_compare_calls_skips_what_proves_nothing():
     x = torch.ones(2)
     good = _call("capture", x, (x * 4, 7), x + 1)
@@ -648,13 +662,14 @@ def test_compare_calls_skips_what_proves_nothing():
 def test_replay_unit_reports_a_call_that_failed():
     x = torch.ones(2)
     good = _call("capture", x, (x * 4, 7), x + 1)
-    ctx = _numerics_context(good)
+    ctx = _numerics_context(good, ops=[f"{NS}::add_one"])
     ctx.__dict__["compiled"] = _run(good, error=RuntimeError("replay broke"), error_call="replay")
     (problem,) = replay.replay(ctx)
-    assert (problem.stage, problem.check, problem.message) == (
+    assert (problem.stage, problem.check, problem.message, problem.op) == (
         Stage.REPLAY,
         "graph_run",
         "the graph compiled by aot_eager failed on the replay call: RuntimeError: replay broke",
+        f"{NS}::add_one",
     )
     ctx = _numerics_context(good, good)
     ctx.__dict__["compiled"] = _run(good, good, error=RuntimeError("third broke"), error_call="replay, new input tensors")
