@@ -9,7 +9,7 @@ import time
 
 import pytest
 import torch
-from stage_ops import NS, OPS, context
+from stage_ops import COUNTED_META_CALLS, NS, OPS, context
 
 from opkit.verify import stages
 from pathlib import Path
@@ -395,6 +395,34 @@ def test_meta_structure_a_call_the_meta_function_refuses():
         f"{NS}::takes_k",
         "<lambda>() takes 1 positional argument but 2 were given",
     )
+
+
+def test_meta_structure_every_sample_and_every_return():
+    assert meta.check_meta_structure(OPS.with_count.default, [((X,), {})]) == []  # a correct tuple of two
+    assert [p.check for p in meta.check_meta_structure(OPS.two.default, [((X,), {}), ((X,), {})])] == ["meta_returns"] * 2
+    # The returns are the schema's, after its last " -> " (a default may hold one).
+    assert [p.message for p in meta.check_meta_structure(OPS.arrow.default, [((X,), {})])] == [
+        f"the Meta function of {NS}::arrow returns 1 value(s), the schema declares 2 ((Tensor, Tensor))"
+    ]
+    # An aliasing return (Tensor(a)) is allowed; the fresh one after it is still checked.
+    assert [p.message for p in meta.check_meta_structure(OPS.view_pair.default, [((X,), {})])] == [
+        f"the Meta function of {NS}::view_pair returns an input (or a view of one) as output 1, but the schema's "
+        "return is a fresh tensor"
+    ]
+
+
+def test_meta_unit_runs_the_meta_function_once_on_the_checked_call():
+    COUNTED_META_CALLS.clear()
+    ctx = context(OPS.counted.default, X)
+    assert meta.meta(ctx) == [] and [c.ok for c in ctx.meta_checks] == [True]
+    assert COUNTED_META_CALLS == [(2, 3)]  # the structure check's output serves fake-vs-real too
+
+
+def test_meta_unit_without_a_meta_function_or_with_one_op_called():
+    ctx = context(OPS.no_meta.default, X)  # registration reports it; nothing to compare here
+    assert meta.meta(ctx) == [] and ctx.meta_checks == [] and ctx.meta_outputs == []
+    ctx = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::add_one"])
+    assert meta.meta(ctx) == [] and [c.ok for c in ctx.meta_checks] == [True]
 
 
 def test_meta_structure_returns_and_aliases():
