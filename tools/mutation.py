@@ -123,6 +123,10 @@ EQUIVALENT: dict[str, str] = {
     "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_20": "opcheck(raise_exception=None): torch reads it only as `if raise_exception:`, where None is False",
     "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_47": "the key of a result not in tests (+1 for -1): only 'opcheck', which is then raw's only item",
     "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_48": "as above (-2 for -1)",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_4": "inputs = '' before the first call: its maker ignores the previous inputs"
+                                                          " (capture: a clone of the given ones; dynamic: fresh ones)",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_43": "device != 'XXcpuXX': a CPU backend then calls torch.cpu.synchronize(), which exists and does nothing",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_44": "device != 'CPU': as above",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",

@@ -5,6 +5,7 @@ backends. Expectations follow graph-entry.md's stages: the exact problems found,
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -1154,17 +1155,20 @@ def _add_into(x, y):
 
 def test_run_compiled_keeps_each_call():
     x, y = X.clone(), torch.zeros(2, 3)
-    run = calls.run_compiled(_add_into, (x, y), {}, BACKENDS["eager"], fullgraph=True, dynamic=False, options=None)
+    start = time.perf_counter()
+    run = calls.run_compiled(_add_into, (x,), {"y": y}, BACKENDS["eager"], fullgraph=True, dynamic=False, options=None)
+    took = time.perf_counter() - start
     assert run.error is None and run.error_call is None
     assert [c.label for c in run.calls] == ["capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]
     assert (len(run.capture.dynamo_graphs), run.capture.compiled) == (1, 1)
-    assert run.first_call_s > 0 and run.replay_s > 0
+    assert 0 < run.first_call_s <= took and 0 < run.replay_s <= took
     # Each call's inputs before, its output, and its inputs after (y written in place), as copies.
     for call in run.calls:
-        (bx, by), bkw = call.before
-        (ax, ay), akw = call.after
-        assert bkw == akw == {} and torch.equal(call.out, bx * 2) and torch.equal(ax, bx) and torch.equal(ay, by + bx)
-    assert torch.equal(run.calls[0].before[0][0], X) and torch.equal(run.calls[0].before[0][1], torch.zeros(2, 3))
+        (bx,), bkw = call.before
+        (ax,), akw = call.after
+        assert list(bkw) == list(akw) == ["y"]
+        assert torch.equal(call.out, bx * 2) and torch.equal(ax, bx) and torch.equal(akw["y"], bkw["y"] + bx)
+    assert torch.equal(run.calls[0].before[0][0], X) and torch.equal(run.calls[0].before[1]["y"], torch.zeros(2, 3))
     assert not torch.equal(run.calls[1].before[0][0], X)
     assert torch.equal(x, X) and torch.equal(y, torch.zeros(2, 3))
     run = calls.run_compiled(lambda x: x.sum(0), (X,), {}, BACKENDS["eager"], fullgraph=True, dynamic=True, options=None)
@@ -1213,6 +1217,23 @@ def test_run_compiled_options_and_failures():
     # A device backend synchronizes after each call (here: a CPU-only torch has no CUDA to synchronize).
     run = calls.run_compiled(lambda x: x + 1, (X,), {}, Backend("probe", _probe([]).make, "cuda", False), fullgraph=True, dynamic=False, options=None)
     assert run.calls == [] and run.error_call == "capture" and "CUDA" in str(run.error)
+
+
+def test_run_compiled_inside_the_backends_session():
+    events: list = []
+
+    @contextlib.contextmanager
+    def session(capture):
+        events.append(("enter", capture))
+        yield
+        events.append(("exit", len(capture.dynamo_graphs)))
+
+    def make(capture):
+        events.append("make")
+        return capture.timed(lambda gm, example_inputs: gm.forward)
+
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, Backend("probe", make, "cpu", False, session=session), fullgraph=True, dynamic=False, options=None)
+    assert events == [("enter", run.capture), "make", ("exit", 1)] and events[0][1] is run.capture and len(run.calls) == 4
 
 
 def test_fresh_entry_is_a_new_function_per_check():
