@@ -127,6 +127,7 @@ EQUIVALENT: dict[str, str] = {
                                                           " (capture: a clone of the given ones; dynamic: fresh ones)",
     "opkit.verify.stages.calls.x_run_compiled__mutmut_43": "device != 'XXcpuXX': a CPU backend then calls torch.cpu.synchronize(), which exists and does nothing",
     "opkit.verify.stages.calls.x_run_compiled__mutmut_44": "device != 'CPU': as above",
+    "opkit.verify.stages.meta.x_check_fake_vs_real__mutmut_84": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",

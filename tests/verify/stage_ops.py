@@ -69,6 +69,8 @@ def _static_meta(x):
 _lib.op("static_meta(Tensor x) -> Tensor", lambda x: x + 1, _static_meta)
 # Writes acc (declared) and returns a copy of it: calling it twice on the same inputs gives two answers.
 _lib.op("accumulate_(Tensor(a!) acc, Tensor x) -> Tensor", lambda acc, x: acc.add_(x).clone(), lambda acc, x: torch.empty_like(acc))
+# A number before the tensor among the returns.
+_lib.op("count_first(Tensor x) -> (int, Tensor)", lambda x: (3, x + 1), lambda x: (3, torch.empty_like(x)))
 # The first return may alias x (Tensor(a)), the second may not; the Meta function returns x for both.
 _lib.op("view_pair(Tensor(a) x) -> (Tensor(a), Tensor)", lambda x: (x, x.clone()), lambda x: (x, x))
 # Its Meta function counts its calls.

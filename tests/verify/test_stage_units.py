@@ -369,6 +369,18 @@ def test_fake_vs_real_skips_what_it_cannot_compare():
     assert meta.check_fake_vs_real(_calls(lambda x: OPS.meta_fails(x) + OPS.pick(x).sum(), X)) == ([], [])
 
 
+def test_fake_vs_real_goes_on_after_what_it_skips():
+    # A Meta function that raises, then a data-dependent size (the structure check's output), then a number
+    # before a tensor: each is passed over, and what follows is still compared.
+    data = torch.tensor([1.0, -1.0, 2.0])
+    outputs: list = []
+    meta.check_meta_structure(OPS.pick.default, [((data,), {})], outputs)
+    calls = _calls(lambda x: OPS.meta_fails(x) + OPS.pick(x).sum() + OPS.count_first(x)[1] + OPS.mul_kw(x, y=x), data)
+    checks, problems = meta.check_fake_vs_real(calls, {f"{NS}::pick": outputs[0]})
+    assert [(c.op, c.output, c.ok) for c in checks] == [(f"{NS}::count_first", "output[1]", True), (f"{NS}::mul_kw", "output[0]", True)]
+    assert problems == []
+
+
 def test_meta_structure_silent_on_a_correct_meta_and_collects_its_outputs():
     outputs: list = []
     assert meta.check_meta_structure(OPS.add_one.default, [((X,), {}), ((torch.ones(4),), {})], outputs) == []
