@@ -128,6 +128,13 @@ EQUIVALENT: dict[str, str] = {
     "opkit.verify.stages.calls.x_run_compiled__mutmut_43": "device != 'XXcpuXX': a CPU backend then calls torch.cpu.synchronize(), which exists and does nothing",
     "opkit.verify.stages.calls.x_run_compiled__mutmut_44": "device != 'CPU': as above",
     "opkit.verify.stages.meta.x_check_fake_vs_real__mutmut_84": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
+    "opkit.verify.stages.context.x_signature_of__mutmut_3": "rpartition('::'): a qualified op name has exactly one '::'",
+    "opkit.verify.stages.context.x_has_fake_impl__mutmut_3": "rpartition('::'): as above",
+    "opkit.verify.stages.context.x_signature_of__mutmut_23": "parse_schema(text, None): every dialect but OP_PLUGIN parses as torch.library,"
+                                                            " and the result says TORCH_LIBRARY either way",
+    "opkit.verify.stages.context.x_has_fake_impl__mutmut_32": "break for continue after a TorchScript-only overload: no later overload lacks a"
+                                                             " Meta kernel in any aten op of torch 2.13 (all checked), and torch.library cannot"
+                                                             " define a TorchScript-only overload for a custom op",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",
