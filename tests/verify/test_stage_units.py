@@ -1277,7 +1277,7 @@ def test_as_target_of_each_kind():
         target = as_target(op, ["aten::relu"])  # one op: ops= is not read
         name = f"{NS}::scaled" if op is _scaled else f"{NS}::takes_k"
         assert (target.label, target.op_names, target.input_names) == (name, [name], ["x", "k"])
-        assert torch.equal(target.fn(X, 3), X * 3)
+        assert torch.equal(target.fn(X, 3), X * 3) and torch.equal(target.fn(X, k=4), X * 4)
     module = torch.nn.ReLU()
     target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two, len])  # len is no op: dropped
     assert (target.fn, target.label, target.op_names, target.input_names) == (module, "ReLU", ["aten::relu", f"{NS}::add_one", f"{NS}::two"], None)
