@@ -1278,6 +1278,9 @@ def test_as_target_of_each_kind():
         name = f"{NS}::scaled" if op is _scaled else f"{NS}::takes_k"
         assert (target.label, target.op_names, target.input_names) == (name, [name], ["x", "k"])
         assert torch.equal(target.fn(X, 3), X * 3) and torch.equal(target.fn(X, k=4), X * 4)
+    # A packet without a default overload (aten::pow: Tensor_Tensor, Tensor_Scalar, ...): no one schema to name inputs by.
+    target = as_target(torch.ops.aten.pow, None)
+    assert (target.label, target.op_names, target.input_names) == ("aten::pow", ["aten::pow"], None)
     module = torch.nn.ReLU()
     target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two, len])  # len is no op: dropped
     assert (target.fn, target.label, target.op_names, target.input_names) == (module, "ReLU", ["aten::relu", f"{NS}::add_one", f"{NS}::two"], None)
