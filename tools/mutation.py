@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import shutil
@@ -149,6 +150,26 @@ EQUIVALENT: dict[str, str] = {
     "opkit.torch_lexer.x_number_value__mutmut_84": "int(text) without base 10: 10 is int()'s default",
     "opkit.naming.x_msopgen_snake__mutmut_17": "the character after the last: 'XXXX'.islower() is False, as ''.islower() is",
     "opkit.verify.graphs.x__node_op__mutmut_7": "getattr(target, '__name__') without a default: every call_function target (OpOverload, function, higher-order op) has one",
+    "opkit.verify.stages.opcheck.x__aot_dispatch_dynamic__mutmut_7": "check_gradients=None: the inputs are detached clones (clone_tree),"
+                                                                      " so 'auto' finds none requiring grad and checks no gradients, as a falsy None does",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_4": "direct = None: every op through opcheck, whose test_aot_dispatch_dynamic is the same"
+                                                           " aot_autograd_check(dynamic=True, check_gradients='auto') after cloning the inputs, which an op"
+                                                           " that writes nothing does not need: the same verdict, only slower (the reason for the direct call)",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_20": "opcheck(raise_exception=None): torch reads it only as `if raise_exception:`, where None is False",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_47": "the key of a result not in tests (+1 for -1): only 'opcheck', which is then raw's only item",
+    "opkit.verify.stages.opcheck.x_run_opcheck__mutmut_48": "as above (-2 for -1)",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_4": "inputs = '' before the first call: its maker ignores the previous inputs"
+                                                          " (capture: a clone of the given ones; dynamic: fresh ones)",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_43": "device != 'XXcpuXX': a CPU backend then calls torch.cpu.synchronize(), which exists and does nothing",
+    "opkit.verify.stages.calls.x_run_compiled__mutmut_44": "device != 'CPU': as above",
+    "opkit.verify.stages.meta.x_check_fake_vs_real__mutmut_84": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
+    "opkit.verify.stages.context.x_signature_of__mutmut_3": "rpartition('::'): a qualified op name has exactly one '::'",
+    "opkit.verify.stages.context.x_has_fake_impl__mutmut_3": "rpartition('::'): as above",
+    "opkit.verify.stages.context.x_signature_of__mutmut_23": "parse_schema(text, None): every dialect but OP_PLUGIN parses as torch.library,"
+                                                            " and the result says TORCH_LIBRARY either way",
+    "opkit.verify.stages.context.x_has_fake_impl__mutmut_32": "break for continue after a TorchScript-only overload: no later overload lacks a"
+                                                             " Meta kernel in any aten op of torch 2.13 (all checked), and torch.library cannot"
+                                                             " define a TorchScript-only overload for a custom op",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
     "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",
@@ -383,11 +404,26 @@ def again(work: Path, module: str, max_children: str) -> int:
     return report(work, module)
 
 
+def unimportable(work: Path) -> set[str]:
+    """Mutants under which the test modules could not be imported (a stage unit's registration, which runs at
+    import, raising): pytest found no test for the node ids (exit 4), mutmut's runner raised and its worker
+    exited 255, which ``mutmut results`` calls "timeout" (a real timeout is a signal: SIGXCPU). The suite
+    failed on them: they count as killed, and are printed as such."""
+    names: set[str] = set()
+    for meta in (work / "mutants").rglob("*.meta"):
+        codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
+        names.update(name for name, code in codes.items() if code == 255)
+    return names
+
+
 def report(work: Path, module: str) -> int:
     status = results(work)
     if not status:
         print(f"{module}: mutmut reported no mutants (see its output above)", file=sys.stderr)
         return 1
+    for name in sorted(unimportable(work) & status.keys()):
+        print(f"  killed (the tests could not be imported under it): {name}")
+        status[name] = "killed"
     equivalent = {n for n in status if n in EQUIVALENT}
     for name in sorted(n for n in equivalent if status[n] == "killed"):
         print(f"  listed as equivalent but killed (a renumbered mutant? remove it from EQUIVALENT): {name}")

@@ -1,12 +1,16 @@
-"""The stage units that need no compile (registration, eager, the Meta function, and the pipeline itself),
-on small real ops (stage_ops.py) and a CheckContext made as check_graph_entry makes it. Expectations follow
-graph-entry.md's stages: the exact problems found, and silence on a correct op."""
+"""The stage units (registration, eager, the Meta function, and the pipeline itself; the later stages on a
+compile's evidence given as it would be recorded), on small real ops (stage_ops.py) and a CheckContext made as
+check_graph_entry makes it; the compile's own plumbing (calls.py) on real torch.compile calls with Dynamo-only
+backends. Expectations follow graph-entry.md's stages: the exact problems found, and silence on a correct op."""
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import pytest
 import torch
-from stage_ops import NS, OPS, context
+from stage_ops import COUNTED_META_CALLS, NS, OPS, context
 
 from opkit.verify import stages
 from pathlib import Path
@@ -17,9 +21,10 @@ from opkit.verify.npugraph_ex.capture import CaptureViolation
 from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
 from opkit.verify.npugraph_ex.wheel import Wheel
 from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
-from opkit.verify.stages import aot, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
-from opkit.verify.backends import GraphCapture
+from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
+from opkit.verify.backends import Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
+from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
 
 X = torch.arange(6.0).reshape(2, 3)
@@ -132,6 +137,12 @@ def test_check_registration():
     ]
 
 
+def test_has_fake_impl():
+    # register_fake (two) registers a Meta kernel; a decomposing op needs none; every overload counts.
+    assert [has_fake_impl(f"{NS}::{n}") for n in ("add_one", "two", "composite", "no_meta", "twice")] == [True, True, True, False, False]
+    assert has_fake_impl("aten::add")  # its TorchScript-only overloads (add.t) are not the dispatcher's
+
+
 def test_registration_unit_checks_the_target_ops():
     assert [p.check for p in registration.registration(context(OPS.no_meta, X))] == ["missing_meta"]
     assert registration.registration(context(OPS.add_one, X)) == []
@@ -160,6 +171,25 @@ def test_run_eager_records_custom_op_calls_and_undeclared_mutations():
     assert torch.equal(y, torch.zeros(2, 3)) and torch.equal(x, X)
 
 
+def _keywords(x, y):
+    OPS.bump_both_(x, y)
+    return OPS.sneaky_kw(torch.add(x, x, alpha=2), y=y)
+
+
+def test_run_eager_keyword_only_arguments_and_a_declared_write_before_an_undeclared_one():
+    start = time.perf_counter()
+    run = eager.run_eager(context(_keywords, X.clone(), y=torch.zeros(2, 3)))  # the model's own keyword too
+    assert 0 <= run.seconds <= time.perf_counter() - start
+    assert run.ok and [(c.op._schema.name, c.undeclared_mutations) for c in run.calls] == [
+        (f"{NS}::bump_both_", ["y"]),
+        (f"{NS}::sneaky_kw", ["y"]),
+    ]
+    # A keyword-only argument reaches the kernel as a keyword; aten's keywords (alpha=2) are passed on too.
+    (x,), kwargs = run.calls[1].args, run.calls[1].kwargs
+    assert torch.equal(x, (X + 1) * 3) and list(kwargs) == ["y"] and torch.equal(kwargs["y"], torch.ones(2, 3))
+    assert torch.equal(run.calls[1].outputs, (X + 1) * 6)
+
+
 def test_run_eager_nan_values_compare_equal():
     run = eager.run_eager(context(lambda x: OPS.add_one(x), torch.tensor([float("nan"), 1.0])))
     assert run.calls[0].undeclared_mutations == []
@@ -182,6 +212,15 @@ def test_check_mutations_once_per_op_and_argument():
             "fresh tensor; an undeclared mutation is silently dropped or reordered in a graph",
             f"{NS}::sneaky",
         )
+    ]
+
+
+def test_check_mutations_a_new_argument_after_one_already_reported():
+    seen_once = OpCall(OPS.sneaky.default, (), {}, None, ["y"])
+    then_another = OpCall(OPS.sneaky.default, (), {}, None, ["y", "x"])
+    assert [p.message for p in eager.check_mutations([seen_once, then_another])] == [
+        f"the kernel of {NS}::sneaky mutates argument 'y', which the schema does not declare mutable",
+        f"the kernel of {NS}::sneaky mutates argument 'x', which the schema does not declare mutable",
     ]
 
 
@@ -330,6 +369,18 @@ def test_fake_vs_real_skips_what_it_cannot_compare():
     assert meta.check_fake_vs_real(_calls(lambda x: OPS.meta_fails(x) + OPS.pick(x).sum(), X)) == ([], [])
 
 
+def test_fake_vs_real_goes_on_after_what_it_skips():
+    # A Meta function that raises, then a data-dependent size (the structure check's output), then a number
+    # before a tensor: each is passed over, and what follows is still compared.
+    data = torch.tensor([1.0, -1.0, 2.0])
+    outputs: list = []
+    meta.check_meta_structure(OPS.pick.default, [((data,), {})], outputs)
+    calls = _calls(lambda x: OPS.meta_fails(x) + OPS.pick(x).sum() + OPS.count_first(x)[1] + OPS.mul_kw(x, y=x), data)
+    checks, problems = meta.check_fake_vs_real(calls, {f"{NS}::pick": outputs[0]})
+    assert [(c.op, c.output, c.ok) for c in checks] == [(f"{NS}::count_first", "output[1]", True), (f"{NS}::mul_kw", "output[0]", True)]
+    assert problems == []
+
+
 def test_meta_structure_silent_on_a_correct_meta_and_collects_its_outputs():
     outputs: list = []
     assert meta.check_meta_structure(OPS.add_one.default, [((X,), {}), ((torch.ones(4),), {})], outputs) == []
@@ -357,6 +408,34 @@ def test_meta_structure_a_call_the_meta_function_refuses():
         f"{NS}::takes_k",
         "<lambda>() takes 1 positional argument but 2 were given",
     )
+
+
+def test_meta_structure_every_sample_and_every_return():
+    assert meta.check_meta_structure(OPS.with_count.default, [((X,), {})]) == []  # a correct tuple of two
+    assert [p.check for p in meta.check_meta_structure(OPS.two.default, [((X,), {}), ((X,), {})])] == ["meta_returns"] * 2
+    # The returns are the schema's, after its last " -> " (a default may hold one).
+    assert [p.message for p in meta.check_meta_structure(OPS.arrow.default, [((X,), {})])] == [
+        f"the Meta function of {NS}::arrow returns 1 value(s), the schema declares 2 ((Tensor, Tensor))"
+    ]
+    # An aliasing return (Tensor(a)) is allowed; the fresh one after it is still checked.
+    assert [p.message for p in meta.check_meta_structure(OPS.view_pair.default, [((X,), {})])] == [
+        f"the Meta function of {NS}::view_pair returns an input (or a view of one) as output 1, but the schema's "
+        "return is a fresh tensor"
+    ]
+
+
+def test_meta_unit_runs_the_meta_function_once_on_the_checked_call():
+    COUNTED_META_CALLS.clear()
+    ctx = context(OPS.counted.default, X)
+    assert meta.meta(ctx) == [] and [c.ok for c in ctx.meta_checks] == [True]
+    assert COUNTED_META_CALLS == [(2, 3)]  # the structure check's output serves fake-vs-real too
+
+
+def test_meta_unit_without_a_meta_function_or_with_one_op_called():
+    ctx = context(OPS.no_meta.default, X)  # registration reports it; nothing to compare here
+    assert meta.meta(ctx) == [] and ctx.meta_checks == [] and ctx.meta_outputs == []
+    ctx = context(lambda x: OPS.add_one(x), X, ops=[f"{NS}::add_one"])
+    assert meta.meta(ctx) == [] and [c.ok for c in ctx.meta_checks] == [True]
 
 
 def test_meta_structure_returns_and_aliases():
@@ -421,6 +500,12 @@ def test_meta_unit_without_calls():
     assert meta.meta(op) == []
 
 
+def test_meta_unit_a_data_dependent_size_is_not_compared():
+    ctx = context(OPS.pick.default, torch.tensor([1.0, -1.0, 2.0]))
+    assert meta.meta(ctx) == [] and ctx.meta_checks == []
+    assert ctx.meta_outputs[0].shape[0].node.hint is None  # unbacked: no size to compare with the kernel's
+
+
 @pytest.mark.parametrize("data", [torch.tensor([1.0, -1.0, 2.0])])
 def test_meta_structure_accepts_a_data_dependent_size(data):
     outputs: list = []
@@ -476,7 +561,7 @@ def test_compare_numerics_every_output_and_mutated_input():
         ("input x", "replay, new input tensors", True),
     ]
     assert comparisons[3].detail.startswith("Tensor-likes are not close! Mismatched elements: 2 / 2 (100.0%)")
-    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None
+    assert "\n" not in comparisons[3].detail and comparisons[0].detail is None and comparisons[1].detail is None
     assert comparisons[10].detail == "8 != 7"
     assert problems == [
         Problem(Stage.REPLAY, "compiled_vs_eager", f"output[0] on the replay call differs from eager: {comparisons[3].detail}", _ACTION),
@@ -509,12 +594,24 @@ def test_compare_numerics_names_inputs_by_schema_and_keeps_other_paths():
     assert [c.name for c in comparisons] == ["output[0]", "output[1]", "input x", "[1]['k']"]
     comparisons, _ = replay.compare_numerics(_bump_twice, _run(call), [], atol=None, rtol=None)
     assert [c.name for c in comparisons][2:] == ["[0][0]", "[1]['k']"]
+    # A keyword reaches eager too (k=2.0: the compiled call's values are right only with it).
+    call = _call("capture", x, (x * 6, 7), x + 2, kwargs={"k": 2.0})
+    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(call), ["x", "k"], atol=None, rtol=None)[0]] == [True] * 4
+    # A list argument: its items named under the argument.
+    pair = [torch.ones(2), torch.zeros(2)]
+    call = CompiledCall("capture", ((pair,), {}), (([t.clone() for t in pair],), {}), pair[0] + pair[1])
+    comparisons, _ = replay.compare_numerics(lambda xs: xs[0] + xs[1], _run(call), ["xs"], atol=None, rtol=None)
+    assert [(c.name, c.ok) for c in comparisons] == [("output", True), ("input xs[0]", True), ("input xs[1]", True)]
 
 
 def test_compare_numerics_tolerances_dtype_and_a_tensor_against_a_number():
     x = torch.ones(2)
     near = _call("capture", x, (x * 4 + 1e-3, 7), x + 1)
-    assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [True] * 3
+    assert [(c.name, c.call, c.ok) for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=1e-2, rtol=0.0)[0]] == [
+        ("output[0]", "capture", True),  # close, not identical: assert_close's verdict
+        ("output[1]", "capture", True),
+        ("[0][0]", "capture", True),
+    ]
     assert [c.ok for c in replay.compare_numerics(_bump_twice, _run(near), None, atol=None, rtol=None)[0]] == [False, True, True]
     other_dtype = _call("capture", x, ((x * 4).double(), 7), x + 1)
     comparisons, _ = replay.compare_numerics(_bump_twice, _run(other_dtype), None, atol=None, rtol=None)
@@ -561,6 +658,16 @@ def test_compare_calls_and_the_units():
     assert replay.replay(first_bad) is None  # one call: nothing replayed
 
 
+def test_compare_calls_passes_the_schema_names_and_tolerances():
+    x = torch.ones(2)
+    ctx = context(OPS.add_one.default, x)
+    ctx.__dict__["compiled"] = _run(CompiledCall("capture", ((x,), {}), ((x.clone(),), {}), x + 1 + 1e-3))
+    ctx.__dict__["eager"] = EagerRun()
+    ctx.atol, ctx.rtol = 1e-2, 0.0
+    comparisons, problems = replay.compare_calls(ctx)
+    assert [(c.name, c.ok) for c in comparisons] == [("output", True), ("input x", True)] and problems == []
+
+
 def test_compare_calls_skips_what_proves_nothing():
     x = torch.ones(2)
     good = _call("capture", x, (x * 4, 7), x + 1)
@@ -596,13 +703,14 @@ def test_compare_calls_skips_what_proves_nothing():
 def test_replay_unit_reports_a_call_that_failed():
     x = torch.ones(2)
     good = _call("capture", x, (x * 4, 7), x + 1)
-    ctx = _numerics_context(good)
+    ctx = _numerics_context(good, ops=[f"{NS}::add_one"])
     ctx.__dict__["compiled"] = _run(good, error=RuntimeError("replay broke"), error_call="replay")
     (problem,) = replay.replay(ctx)
-    assert (problem.stage, problem.check, problem.message) == (
+    assert (problem.stage, problem.check, problem.message, problem.op) == (
         Stage.REPLAY,
         "graph_run",
         "the graph compiled by aot_eager failed on the replay call: RuntimeError: replay broke",
+        f"{NS}::add_one",
     )
     ctx = _numerics_context(good, good)
     ctx.__dict__["compiled"] = _run(good, good, error=RuntimeError("third broke"), error_call="replay, new input tensors")
@@ -647,6 +755,25 @@ def test_run_opcheck_aot_dispatch_directly_or_through_opcheck():
     assert opcheck.run_opcheck([good], ("test_schema",))[0].results == (("test_schema", "SUCCESS"),)
 
 
+def test_run_opcheck_aot_dispatch_is_dynamic_and_a_mutating_op_gets_fresh_inputs():
+    (static,) = _calls(OPS.static_meta, X)  # its Meta function refuses symbolic sizes
+    assert opcheck.run_opcheck([static], ("test_aot_dispatch_dynamic",))[0].results == (
+        ("test_aot_dispatch_dynamic", "TypeError: static sizes only"),
+    )
+    # accumulate_ answers differently when called twice on the same inputs: opcheck clones them for each call.
+    (written,) = _calls(lambda acc, x: OPS.accumulate_(acc, x), X.clone(), X)
+    assert opcheck.run_opcheck([written], ("test_aot_dispatch_dynamic",))[0].results == (("test_aot_dispatch_dynamic", "SUCCESS"),)
+
+
+def test_run_opcheck_keyword_arguments_and_the_callers_order():
+    (call,) = _calls(lambda x, y: OPS.mul_kw(x, y=y), X, X)
+    assert opcheck.run_opcheck([call], opcheck.OPCHECK_ALL)[0].results == tuple((t, "SUCCESS") for t in opcheck.OPCHECK_ALL)
+    assert opcheck.run_opcheck([call], ("test_aot_dispatch_dynamic", "test_schema"))[0].results == (
+        ("test_aot_dispatch_dynamic", "SUCCESS"),
+        ("test_schema", "SUCCESS"),
+    )
+
+
 def test_run_opcheck_when_opcheck_itself_fails():
     (good,) = _calls(OPS.add_one, X)
     (result,) = opcheck.run_opcheck([good], ("test_bogus",))
@@ -656,6 +783,7 @@ def test_run_opcheck_when_opcheck_itself_fails():
 
 def test_opcheck_problems_filed_under_the_stage_of_each_test():
     results = [
+        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),  # passed: the next op is still read
         OpcheckResult(
             f"{NS}::a",
             (
@@ -666,7 +794,6 @@ def test_opcheck_problems_filed_under_the_stage_of_each_test():
                 ("opcheck", "ValueError: odd"),
             ),
         ),
-        OpcheckResult(f"{NS}::b", (("test_schema", "SUCCESS"),)),
         OpcheckResult(f"{NS}::c", (("test_schema", "RuntimeError: explained"),)),
     ]
     explained = [Problem(Stage.META, "fake_vs_real", "m", "n", f"{NS}::c")]
@@ -818,6 +945,31 @@ def test_explain_breaks():
     assert dynamo.explain_breaks(lambda x, *, k: x * k, (X,), {"k": 2.0}) == (1, [])
 
 
+def test_located_names_the_innermost_frame():
+    import traceback
+
+    stack = [traceback.FrameSummary("model.py", 3, "forward"), traceback.FrameSummary("layers.py", 12, "inner")]
+    assert dynamo._located(stack) == "layers.py:12 in inner"
+    assert dynamo._located([]) is None and dynamo._located(None) is None
+
+
+def test_dynamo_unit_names_the_op_of_an_op_target_only():
+    # The failure text names no op: the target op is blamed when it is the target, not when the user's code calls it.
+    exc = RuntimeError("Operator does not support running with fake tensors")
+    op = _with(context(OPS.add_one.default, X), _compiled(error=exc, compiled=0))
+    op.target.fn = lambda x: x + torch.ones(5)  # explain cannot redo it: the failure is the only break
+    assert [(p.check, p.op) for p in dynamo.dynamo(op)] == [("missing_meta", f"{NS}::add_one")]
+    user = _with(context(lambda x: x + torch.ones(5), X, ops=[f"{NS}::add_one"]), _compiled(error=exc, compiled=0))
+    assert [(p.check, p.op) for p in dynamo.dynamo(user)] == [("missing_meta", None)]
+
+
+def test_dynamo_unit_more_graphs_explain_cannot_redo():
+    gm = _fx(torch.ops.aten.relu.default)
+    ctx = _with(context(lambda x: x + torch.ones(5), X), _compiled([gm, gm]))
+    ctx.fullgraph = False
+    assert dynamo.dynamo(ctx) == [] and ctx.graph_breaks == [] and ctx.graph_count == 2
+
+
 def test_aot_and_passes_units_file_the_compile_failure_by_stage():
     gm = _fx(torch.ops.aten.relu.default)
     aot_failure = Problem(Stage.AOT_FUNCTIONALIZATION, "functionalization", "m", "n")
@@ -847,6 +999,10 @@ def test_passes_unit_reads_npugraph_ex_observation():
     assert [p.check for p in passes.passes(ctx)] == ["skipped_pass", "not_reinplaced"]
     empty = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=Observation(logged=["Skipped fx_pass p"])), compile_failure=None)
     assert passes.passes(empty) == []  # no graph compiled: its log is not read
+    # The backend's own compile failure and npugraph_ex's findings, both.
+    backend_failure = Problem(Stage.BACKEND, "backend_compile", "m", "n")
+    both = _with(context(OPS.bump_.default, X.clone()), _compiled([gm], observation=observation), compile_failure=backend_failure)
+    assert [p.check for p in passes.passes(both)] == ["backend_compile", "skipped_pass", "not_reinplaced"]
 
 
 def test_capture_unit_uncapturable_ops():
@@ -905,13 +1061,24 @@ def test_capture_unit_reads_the_dynamo_graph_without_an_aot_one_and_host_constan
     assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=[CompiledCall("capture", ((), {}))]))) == []
 
 
+def test_capture_unit_a_copy_to_the_host_syncs_only_off_the_cpu():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.ops.aten._to_copy.default, (x,), {"device": torch.device("cpu")}))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    ran = [CompiledCall("capture", ((), {}))]
+    assert capture.capture(_with(context(_broken, X), _compiled([gm], calls=ran))) == []
+    on_npu = _with(context(_broken, X, device="npu"), _compiled([gm], calls=ran))
+    assert [(p.check, p.op) for p in capture.capture(on_npu)] == [("cpu_sync", "aten::_to_copy")]
+
+
 def test_capture_unit_records_the_emulated_run():
-    gm = _fx(torch.ops.aten.relu.default)
+    gm = _fx(torch.ops.aten.relu.default, torch.ops.aten.rand_like.default)
     observation = Observation([CompiledGraph(gm, gm, (), "graph_1")], ["The capture_limit reached when capturing. More"])
     calls = [CompiledCall("capture", ((), {})), CompiledCall("replay", ((), {}))]
     ctx = _with(context(_broken, X), _compiled([gm], calls=calls, error=RuntimeError("x"), error_call="replay, new input tensors", observation=observation))
     ctx.emulation = Emulation(Wheel("2.13.0", Path("/nowhere"), "cache"), None, None)
-    assert [p.check for p in capture.capture(ctx)] == ["fallback_to_eager"]
+    assert [p.check for p in capture.capture(ctx)] == ["random", "fallback_to_eager"]
     assert ctx.npugraph_ex.source == "torch-npu 2.13.0 (cache)"
     assert ctx.npugraph_ex.calls == ("capture", "replay", "replay, new input tensors (failed)")
     assert ctx.npugraph_ex.fell_back_to_eager == "The capture_limit reached when capturing. More"
@@ -920,12 +1087,12 @@ def test_capture_unit_records_the_emulated_run():
     capture.capture(ok)
     assert ok.npugraph_ex.calls == ("capture", "replay")
     unemulated = _with(context(_broken, X), _compiled([gm], calls=calls, observation=observation))
-    assert capture.capture(unemulated) == [] and unemulated.npugraph_ex is None
+    assert [p.check for p in capture.capture(unemulated)] == ["random"] and unemulated.npugraph_ex is None
 
 
 def test_capture_unit_a_first_call_that_fails():
     gm = _fx(torch.ops.aten.relu.default)
-    failed = _with(context(_broken, X), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
+    failed = _with(context(_broken, X, ops=[f"{NS}::add_one"]), _compiled([gm], error=RuntimeError("aclgraph refused"), error_call="capture"), eager=EagerRun())
     assert capture.capture(failed) == [
         Problem(
             Stage.CAPTURE,
@@ -933,7 +1100,7 @@ def test_capture_unit_a_first_call_that_fails():
             "the graph compiled by aot_eager failed on the capture call: RuntimeError: aclgraph refused",
             "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "
             "dtypes, and that mutated inputs are declared Tensor(a!))",
-            None,
+            f"{NS}::add_one",
             "aclgraph refused",
         )
     ]
@@ -948,3 +1115,185 @@ def test_capture_unit_a_first_call_that_fails():
     assert capture.capture(later) == []
     assert capture.capture(_with(context(_broken, X), None)) is None
     assert capture.capture(_with(context(_broken, X), _compiled())) is None
+
+
+# -- the calls a check makes, and the context's helpers --------------------------------------------------
+
+
+def test_fresh_redraws_floating_tensors_and_keeps_the_others():
+    x = torch.zeros(2, 3, dtype=torch.float64)
+    on_meta = torch.zeros(2, device="meta")
+    index, scalar, count = torch.tensor([1, 0]), torch.tensor(0.5), torch.tensor(3)
+    (fx, fm, five), kw = calls._fresh(((x, on_meta, 5), {"i": index, "s": scalar, "n": count}))
+    assert five == 5 and (fx.shape, fx.dtype) == ((2, 3), torch.float64) and not torch.equal(fx, x)
+    assert (fm.shape, fm.device.type) == ((2,), "meta")
+    assert torch.equal(kw["i"], index) and kw["i"].data_ptr() != index.data_ptr()
+    assert kw["s"].shape == () and kw["s"].item() != 0.5 and torch.equal(kw["n"], count)
+    # dynamic=True's sweep: dim 0 grows; integer tensors become zeros of the new shape, 0-dim ones stay.
+    (fx, fm, _), kw = calls._fresh(((x, on_meta, 5), {"i": index, "s": scalar, "n": count}), grow=2)
+    assert (fx.shape, fx.dtype, fm.shape) == ((4, 3), torch.float64, (4,))
+    assert torch.equal(kw["i"], torch.zeros(4, dtype=torch.int64)) and kw["s"].shape == () and torch.equal(kw["n"], count)
+
+
+def test_refill_redraws_floating_tensors_in_place():
+    x, index = torch.zeros(2, 3), torch.tensor([1, 0])
+    tree = ((x, 5), {"i": index})
+    calls._refill(tree)
+    assert tree[0][0] is x and not torch.equal(x, torch.zeros(2, 3)) and torch.equal(index, torch.tensor([1, 0]))
+
+
+def test_call_plan_static_and_dynamic():
+    x, index = torch.zeros(2, 3), torch.tensor([1, 0])
+    plan = calls.call_plan((x,), {"i": index}, dynamic=False)
+    assert [label for label, _ in plan] == ["capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]
+    first = plan[0][1](None)  # the given inputs, cloned
+    assert torch.equal(first[0][0], x) and first[0][0] is not x and torch.equal(first[1]["i"], index)
+    second = plan[1][1](first)  # fresh data
+    assert second[0][0].shape == (2, 3) and not torch.equal(second[0][0], x) and torch.equal(second[1]["i"], index)
+    kept = second[0][0].clone()
+    assert plan[2][1](second) is second and not torch.equal(second[0][0], kept)  # the same tensors, refilled
+    fourth = plan[3][1](second)  # new tensors again
+    assert fourth[0][0] is not second[0][0] and not torch.equal(fourth[0][0], second[0][0])
+    assert torch.equal(x, torch.zeros(2, 3))  # the caller's inputs untouched
+    plan = calls.call_plan((x,), {"i": index}, dynamic=True)
+    assert [label for label, _ in plan] == ["shape 1", "shape 2", "shape 3", "shape 4"]
+    assert [tuple(make(None)[0][0].shape) for _, make in plan] == [(2, 3), (3, 3), (4, 3), (5, 3)]
+
+
+def _add_into(x, y):
+    y.add_(x)
+    return x * 2
+
+
+def test_run_compiled_keeps_each_call():
+    x, y = X.clone(), torch.zeros(2, 3)
+    start = time.perf_counter()
+    run = calls.run_compiled(_add_into, (x,), {"y": y}, BACKENDS["eager"], fullgraph=True, dynamic=False, options=None)
+    took = time.perf_counter() - start
+    assert run.error is None and run.error_call is None
+    assert [c.label for c in run.calls] == ["capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]
+    assert (len(run.capture.dynamo_graphs), run.capture.compiled) == (1, 1)
+    assert 0 < run.first_call_s <= took and 0 < run.replay_s <= took
+    # Each call's inputs before, its output, and its inputs after (y written in place), as copies.
+    for call in run.calls:
+        (bx,), bkw = call.before
+        (ax,), akw = call.after
+        assert list(bkw) == list(akw) == ["y"]
+        assert torch.equal(call.out, bx * 2) and torch.equal(ax, bx) and torch.equal(akw["y"], bkw["y"] + bx)
+    assert torch.equal(run.calls[0].before[0][0], X) and torch.equal(run.calls[0].before[1]["y"], torch.zeros(2, 3))
+    assert not torch.equal(run.calls[1].before[0][0], X)
+    assert torch.equal(x, X) and torch.equal(y, torch.zeros(2, 3))
+    run = calls.run_compiled(lambda x: x.sum(0), (X,), {}, BACKENDS["eager"], fullgraph=True, dynamic=True, options=None)
+    assert [(c.label, tuple(c.before[0][0].shape), tuple(c.out.shape)) for c in run.calls] == [
+        ("shape 1", (2, 3), (3,)),
+        ("shape 2", (3, 3), (3,)),
+        ("shape 3", (4, 3), (3,)),
+        ("shape 4", (5, 3), (3,)),
+    ]
+    assert len(run.capture.dynamo_graphs) == 1  # dynamic=True reached Dynamo: one graph for every shape
+
+
+def _probe(seen: list, fail_after: int | None = None) -> Backend:
+    """A Dynamo backend that records the keyword arguments torch.compile gives it and runs the graph,
+    raising once it has run ``fail_after`` times."""
+
+    def make(capture):
+        def compile_fn(gm, example_inputs, **kwargs):
+            seen.append(kwargs)
+            runs = []
+
+            def run(*args):
+                if fail_after is not None and len(runs) >= fail_after:
+                    raise RuntimeError("replay broke")
+                runs.append(1)
+                return gm.forward(*args)
+
+            return run
+
+        return capture.timed(compile_fn)
+
+    return Backend("probe", make, "cpu", False)
+
+
+def test_run_compiled_options_and_failures():
+    seen: list = []
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe(seen), fullgraph=True, dynamic=False, options={"k": 1})
+    run2 = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe(seen), fullgraph=True, dynamic=False, options=None)
+    assert seen == [{"options": {"k": 1}}, {}] and len(run.calls) == len(run2.calls) == 4
+    # A call that fails ends the run: the calls before it kept, the failing one named.
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe([], fail_after=1), fullgraph=True, dynamic=False, options=None)
+    assert [c.label for c in run.calls] == ["capture"] and run.error_call == "replay" and str(run.error) == "replay broke"
+    assert run.first_call_s > 0 and run.replay_s is None
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, _probe([], fail_after=2), fullgraph=True, dynamic=False, options=None)
+    assert run.error_call == "replay, inputs refilled in place" and run.first_call_s > 0 and run.replay_s > 0
+    # A device backend synchronizes after each call (here: a CPU-only torch has no CUDA to synchronize).
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, Backend("probe", _probe([]).make, "cuda", False), fullgraph=True, dynamic=False, options=None)
+    assert run.calls == [] and run.error_call == "capture" and "CUDA" in str(run.error)
+
+
+def test_run_compiled_inside_the_backends_session():
+    events: list = []
+
+    @contextlib.contextmanager
+    def session(capture):
+        events.append(("enter", capture))
+        yield
+        events.append(("exit", len(capture.dynamo_graphs)))
+
+    def make(capture):
+        events.append("make")
+        return capture.timed(lambda gm, example_inputs: gm.forward)
+
+    run = calls.run_compiled(lambda x: x + 1, (X,), {}, Backend("probe", make, "cpu", False, session=session), fullgraph=True, dynamic=False, options=None)
+    assert events == [("enter", run.capture), "make", ("exit", 1)] and events[0][1] is run.capture and len(run.calls) == 4
+
+
+def test_fresh_entry_is_a_new_function_per_check():
+    def fn(a, b=1):
+        return (a, b)
+
+    first, second = fresh_entry(fn), fresh_entry(fn)
+    assert first(1) == (1, 1) and first(1, b=3) == (1, 3) and second(2, 4) == (2, 4)
+    assert first.__name__ == "opkit_graph_entry" and first.__code__ is not second.__code__ and first.__defaults__ is None
+
+
+def test_clone_tree_and_to_device():
+    t = torch.ones(2, requires_grad=True)
+    (c, n), kw = clone_tree(((t, 3), {"k": t}))
+    assert torch.equal(c, t) and c.data_ptr() != t.data_ptr() and not c.requires_grad and n == 3 and kw["k"] is not t
+    tree = ([X], {"k": 2})
+    assert to_device(tree, "cpu") is tree
+    (moved,), kw = to_device(tree, "meta")
+    assert (moved.device.type, moved.shape, kw) == ("meta", (2, 3), {"k": 2}) and X.device.type == "cpu"
+
+
+@torch.library.custom_op(f"{NS}::scaled", mutates_args=())
+def _scaled(x: torch.Tensor, k: int = 2) -> torch.Tensor:
+    return x * k
+
+
+def test_as_target_of_each_kind():
+    for op in (OPS.takes_k, OPS.takes_k.default, _scaled):
+        target = as_target(op, ["aten::relu"])  # one op: ops= is not read
+        name = f"{NS}::scaled" if op is _scaled else f"{NS}::takes_k"
+        assert (target.label, target.op_names, target.input_names) == (name, [name], ["x", "k"])
+        assert torch.equal(target.fn(X, 3), X * 3) and torch.equal(target.fn(X, k=4), X * 4)
+    # A packet without a default overload (aten::pow: Tensor_Tensor, Tensor_Scalar, ...): no one schema to name inputs by.
+    target = as_target(torch.ops.aten.pow, None)
+    assert (target.label, target.op_names, target.input_names) == ("aten::pow", ["aten::pow"], None)
+    module = torch.nn.ReLU()
+    target = as_target(module, ["aten::relu", OPS.add_one.default, OPS.two, len])  # len is no op: dropped
+    assert (target.fn, target.label, target.op_names, target.input_names) == (module, "ReLU", ["aten::relu", f"{NS}::add_one", f"{NS}::two"], None)
+    target = as_target(_add_into, None)
+    assert (target.fn, target.label, target.op_names) == (_add_into, "_add_into", [])
+    with pytest.raises(TypeError, match="^expected an op, a module or a function, got int$"):
+        as_target(3, None)
+
+
+def test_signature_of():
+    assert signature_of(f"{NS}::takes_k").text == f"{NS}::takes_k(Tensor x, int k=1) -> Tensor"
+    add = signature_of("aten::add")  # the first overload torch lists
+    assert (add.namespace, add.name, add.overload) == ("aten", "add", "Tensor")
+    assert signature_of(f"{NS}::missing") is None
+    # A TorchScript class argument: torch.library accepts it, opkit's model does not.
+    assert signature_of("aten::quantized_gru") is None

@@ -103,9 +103,7 @@ def signature_of(op_name: str) -> OpSignature | None:
     packet = getattr(getattr(torch.ops, ns), name, None)
     if packet is None:
         return None
-    overload = getattr(packet, packet.overloads()[0]) if packet.overloads() else None
-    if overload is None:
-        return None
+    overload = getattr(packet, packet.overloads()[0])  # torch.ops has a packet only for an op with an overload
     try:
         return parse_schema(str(overload._schema), Dialect.TORCH_LIBRARY)
     except SchemaError:
@@ -113,16 +111,14 @@ def signature_of(op_name: str) -> OpSignature | None:
 
 
 def has_fake_impl(op_name: str) -> bool:
+    """Every overload has a Meta kernel (``register_fake`` registers its fake function as one) or decomposes
+    (CompositeImplicitAutograd)."""
     import torch
-    from torch._library.simple_registry import singleton
 
     ns, _, name = op_name.partition("::")
     packet = getattr(getattr(torch.ops, ns), name)
     for overload_name in packet.overloads():
         full = packet._qualified_op_name if overload_name == "default" else f"{packet._qualified_op_name}.{overload_name}"
-        entry = singleton.get(full)
-        if entry is not None and entry.fake_impl.kernel is not None:
-            continue
         try:
             if any(torch._C._dispatch_has_kernel_for_dispatch_key(full, key) for key in ("Meta", "CompositeImplicitAutograd")):
                 continue

@@ -15,12 +15,12 @@ def explain_breaks(fn, args, kwargs) -> tuple[int, list[GraphBreak]] | None:
         explained = torch._dynamo.explain(fresh_entry(fn))(*clone_tree(args), **clone_tree(kwargs))
     except Exception:
         return None
-    breaks = []
-    for b in explained.break_reasons:
-        stack = list(getattr(b, "user_stack", None) or [])
-        where = f"{stack[-1].filename}:{stack[-1].lineno} in {stack[-1].name}" if stack else None
-        breaks.append(GraphBreak(b.reason.strip(), where))
-    return explained.graph_count, breaks
+    return explained.graph_count, [GraphBreak(b.reason.strip(), _located(b.user_stack)) for b in explained.break_reasons]
+
+
+def _located(stack) -> str | None:
+    """``file:line in function`` of a break's innermost frame (its ``user_stack``); None without one."""
+    return f"{stack[-1].filename}:{stack[-1].lineno} in {stack[-1].name}" if stack else None
 
 
 

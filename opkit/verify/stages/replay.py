@@ -25,7 +25,7 @@ def compare_numerics(
 ) -> tuple[list[Comparison], list[Problem]]:
     """Each call's outputs and inputs after it (so mutations count) against eager on the same inputs."""
     import torch
-    from torch.utils._pytree import keystr, tree_flatten_with_path
+    from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves
 
     def named(tree, prefix: str, top_names: list[str] | None = None):
         leaves, _ = tree_flatten_with_path(tree)
@@ -41,9 +41,10 @@ def compare_numerics(
     for call in compiled.calls:
         expected_inputs = clone_tree(call.before)
         expected_out = fn(*expected_inputs[0], **expected_inputs[1])
-        pairs = list(zip(named(expected_out, "output"), named(call.out, "output")))
-        pairs += list(zip(named(expected_inputs, "", input_names), named(call.after, "", input_names)))
-        for (name, want), (_, got) in pairs:
+        # Named by eager's side; the compiled call's leaves in the same order.
+        pairs = list(zip(named(expected_out, "output"), tree_leaves(call.out)))
+        pairs += list(zip(named(expected_inputs, "", input_names), tree_leaves(call.after)))
+        for (name, want), got in pairs:
             if not isinstance(want, torch.Tensor):
                 ok = want == got
                 comparisons.append(Comparison(name, call.label, bool(ok), None if ok else f"{got!r} != {want!r}"))
