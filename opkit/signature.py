@@ -498,7 +498,7 @@ def _matching_paren(text: str, open_at: int) -> int:
 class _Layout:
     """Where the name, the arguments and the returns sit in a schema string."""
 
-    name: _Piece
+    name: str
     arguments: list[_Piece]
     returns: list[_Piece]
 
@@ -528,7 +528,7 @@ def _layout(text: str, dialect: Dialect) -> _Layout:
         rets = [] if not inner.strip() else _split_top_level(text, ret_start + 1, ret_start + len(ret_text) - 1)
     else:
         rets = [_Piece(ret_text, ret_start + 1)]
-    return _Layout(_Piece(name, 1), args, rets)
+    return _Layout(name, args, rets)
 
 
 @functools.lru_cache(maxsize=None)
@@ -563,6 +563,9 @@ def _torchgen_message(exc: BaseException) -> str:
     return msg
 
 
+_ALIAS_HINT = "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"
+
+
 def _hint_for(message: str) -> str | None:
     """A one-line fix for the parser messages users meet most."""
     if "must have a self argument" in message or ("Inplace" in message and "self" in message):
@@ -572,7 +575,7 @@ def _hint_for(message: str) -> str | None:
     if " != " in message:
         return "op-plugin needs the exact spelling torchgen prints: ', ' between arguments, ' -> ', and defaults without spaces"
     if "alias annotation" in message:
-        return "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"
+        return _ALIAS_HINT
     if "_out suffix" in message:
         return "name the out variant with an overload: my_op.out(...)"
     return None
@@ -662,7 +665,7 @@ def _locate_op_plugin_error(text: str, layout: _Layout) -> int:
     from torchgen import model as tg
 
     try:
-        name = tg.OperatorName.parse(layout.name.text)
+        name = tg.OperatorName.parse(layout.name)
     except Exception:
         return 1
     for piece in layout.arguments:
@@ -711,7 +714,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
             text=text,
             column=piece.column + m.start("ann"),
             dialect=dialect,
-            hint=_hint_for("alias annotation"),
+            hint=_ALIAS_HINT,
         )
     after = am.group("after")
     alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else (), on_list=bool(m.group("list")))
@@ -798,7 +801,7 @@ def _parse_torch_library(text: str) -> OpSignature:
     except torch_lexer.LexError as exc:
         raise fail(exc.message, exc.index + 1) from None
     layout = _layout(source, dialect)
-    name_text = re.sub(r"\s+", "", layout.name.text)  # 'ns :: f . o' is three tokens apart, as torch reads it
+    name_text = re.sub(r"\s+", "", layout.name)  # 'ns :: f . o' is three tokens apart, as torch reads it
     nm = _NAME_RE.match(name_text)
     if nm is None:
         raise fail(f"invalid op name {name_text!r}", 1, "an op name is [namespace::]identifier[.overload]")
@@ -810,7 +813,7 @@ def _parse_torch_library(text: str) -> OpSignature:
         raise fail(f"{overload!r} is not a legal overload name (torch reserves 'default' and dunder names)", 1)
 
     def check_type(body: str, column: int) -> None:
-        type_text = body.split(" ", 1)[0] if not body.startswith("(") else body
+        type_text = body.partition(" ")[0]  # a tuple's blanks are gone (_normalise_piece): '(int,int) x' → '(int,int)'
         if type_text == "...":
             raise fail(f"{UNSUPPORTED}: varargs '...': an Ascend op has a fixed operand list", column)
         why = _unsupported_type(type_text)
@@ -828,6 +831,8 @@ def _parse_torch_library(text: str) -> OpSignature:
             continue
         if not piece.text:
             raise fail("empty argument", piece.column)
+        # An annotation is only taken off 'Tensor' (_strip_alias), and check_type lets no other name follow
+        # it: an annotated argument or return is a Tensor's (int(a!) is refused by check_type).
         body, alias = _strip_alias(piece, dialect, text)
         body = _normalise_piece(body)
         check_type(body, piece.column)
@@ -840,11 +845,9 @@ def _parse_torch_library(text: str) -> OpSignature:
         if not naming.IDENTIFIER_RE.match(parsed.name) or parsed.name in torch_lexer.KEYWORDS:
             keyword = parsed.name in torch_lexer.KEYWORDS
             raise fail(f"invalid argument name {parsed.name!r}", piece.column, "torch's lexer reads keywords (def, None, in, ...) as tokens, not names" if keyword else "a name is letters, digits and '_'")
-        if alias is not None and not arg_type.is_tensor:
-            raise fail(f"{UNSUPPORTED}: the alias annotation on non-Tensor argument {parsed.name!r}: opkit models aliasing of Tensors only", piece.column)
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
 
-    problem = check_schema(arguments, text, dialect)
+    problem = check_schema(arguments, text)
     if problem is not None:
         raise problem
 
@@ -862,8 +865,6 @@ def _parse_torch_library(text: str) -> OpSignature:
             raise fail(_torchgen_message(exc), piece.column) from None
         if parsed_ret.name is not None and (not naming.IDENTIFIER_RE.match(parsed_ret.name) or parsed_ret.name in torch_lexer.KEYWORDS):
             raise fail(f"invalid return name {parsed_ret.name!r}", piece.column)
-        if alias is not None and not ret_type.is_tensor:
-            raise fail(f"{UNSUPPORTED}: the alias annotation on a non-Tensor return: opkit models aliasing of Tensors only", piece.column)
         returns.append(Return(ret_type, parsed_ret.name, alias))
     return OpSignature(
         text=text,
@@ -900,8 +901,10 @@ def _single_constant(text: str, type_: ArgType) -> object:
         if type_.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
             return DType(SCALAR_TYPE_DEFAULTS[text][0])
         return _DEFAULT_IDENTIFIERS[text]
-    # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
-    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.is_list)
+    # torch reads a number as a float for a float argument; for a ``float?`` one as written (``float? x=1E5`` is 1)
+    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.optional and not type_.is_list)
+    if type_.base == "float" and not type_.is_list and type(value) is int:
+        value = float(value)  # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
     if type_.base == "ScalarType" and type(value) is int:
         return DType(_SCALAR_TYPE_CODES.get(value, "float32"))  # torch prints dtype defaults as their code
     return value
