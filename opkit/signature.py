@@ -752,9 +752,12 @@ def _normalise_piece(piece: str) -> str:
         out.append(ch)
     s = "".join(out).strip()
     s = re.sub(r"\s*=\s*", "=", s, count=1)
-    for _ in range(2):  # a type's two suffixes may each stand apart: 'Tensor ? [] x' → 'Tensor?[] x'
-        s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
-    return s
+    # A type's suffixes may each stand apart: 'Tensor ? [] ? x' → 'Tensor?[]? x' (torch reads three, 'int [] ? [] x' four).
+    while True:  # each pass joins one: 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
+        joined = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)
+        if joined == s:
+            return s
+        s = joined
 
 
 # Types torch's parser knows and opkit does not model (TorchScript's), and why opkit refuses them.
@@ -901,8 +904,9 @@ def _single_constant(text: str, type_: ArgType) -> object:
         if type_.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
             return DType(SCALAR_TYPE_DEFAULTS[text][0])
         return _DEFAULT_IDENTIFIERS[text]
-    # torch reads a number as a float for a float argument; for a ``float?`` one as written (``float? x=1E5`` is 1)
-    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.optional and not type_.is_list)
+    # torch reads a number as a float for a float argument; for a ``float?`` one as written (``float? x=1E5`` is 1).
+    # (A list reaches here only as an optional one's single default: ``float[]? x=1`` is 1.)
+    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.optional)
     if type_.base == "float" and not type_.is_list and type(value) is int:
         value = float(value)  # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
     if type_.base == "ScalarType" and type(value) is int:
