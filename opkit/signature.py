@@ -448,16 +448,19 @@ class _Piece:
 
 
 def _unquoted(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
-    """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')')."""
-    i = start
-    while i < end:
+    """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')');
+    an unterminated string runs to the end."""
+    resume = start  # the index after the last string skipped
+    for i in range(start, end):
+        if i < resume:
+            continue
         ch = text[i]
         if ch in "\"'":
-            after = torch_lexer.string_end(text, i)
-            i = end if after < 0 or after > end else after
+            resume = torch_lexer.string_end(text, i)
+            if resume == -1:
+                return
             continue
         yield i, ch
-        i += 1
 
 
 def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
@@ -702,7 +705,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
     m = _TENSOR_ANNOT_RE.match(piece.text)
     if m is None:
         return piece.text, None
-    body = "Tensor" + re.sub(r"\s+", "", m.group("list") or "") + piece.text[m.end() :]
+    body = "Tensor" + (m.group("list") or "") + piece.text[m.end() :]  # _normalise_piece joins 'Tensor ? [ ]'
     if m.group("bang"):  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
         return body, Alias((f"${piece.column}",), True, shorthand=True, on_list=bool(m.group("list")))
     annotation = re.sub(r"\s+", "", m.group("ann"))  # the lexer ignores blanks: Tensor(a !) is Tensor(a!)
