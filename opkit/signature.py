@@ -448,16 +448,19 @@ class _Piece:
 
 
 def _unquoted(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
-    """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')')."""
-    i = start
-    while i < end:
+    """(index, character) of ``text[start:end]``, skipping quoted strings (str defaults may hold ',' or ')');
+    an unterminated string runs to the end."""
+    resume = start  # the index after the last string skipped
+    for i in range(start, end):
+        if i < resume:
+            continue
         ch = text[i]
         if ch in "\"'":
-            after = torch_lexer.string_end(text, i)
-            i = end if after < 0 or after > end else after
+            resume = torch_lexer.string_end(text, i)
+            if resume == -1:
+                return
             continue
         yield i, ch
-        i += 1
 
 
 def _split_top_level(text: str, start: int, end: int) -> list[_Piece]:
@@ -498,7 +501,7 @@ def _matching_paren(text: str, open_at: int) -> int:
 class _Layout:
     """Where the name, the arguments and the returns sit in a schema string."""
 
-    name: _Piece
+    name: str
     arguments: list[_Piece]
     returns: list[_Piece]
 
@@ -528,7 +531,7 @@ def _layout(text: str, dialect: Dialect) -> _Layout:
         rets = [] if not inner.strip() else _split_top_level(text, ret_start + 1, ret_start + len(ret_text) - 1)
     else:
         rets = [_Piece(ret_text, ret_start + 1)]
-    return _Layout(_Piece(name, 1), args, rets)
+    return _Layout(name, args, rets)
 
 
 @functools.lru_cache(maxsize=None)
@@ -563,6 +566,9 @@ def _torchgen_message(exc: BaseException) -> str:
     return msg
 
 
+_ALIAS_HINT = "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"
+
+
 def _hint_for(message: str) -> str | None:
     """A one-line fix for the parser messages users meet most."""
     if "must have a self argument" in message or ("Inplace" in message and "self" in message):
@@ -572,7 +578,7 @@ def _hint_for(message: str) -> str | None:
     if " != " in message:
         return "op-plugin needs the exact spelling torchgen prints: ', ' between arguments, ' -> ', and defaults without spaces"
     if "alias annotation" in message:
-        return "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"
+        return _ALIAS_HINT
     if "_out suffix" in message:
         return "name the out variant with an overload: my_op.out(...)"
     return None
@@ -662,7 +668,7 @@ def _locate_op_plugin_error(text: str, layout: _Layout) -> int:
     from torchgen import model as tg
 
     try:
-        name = tg.OperatorName.parse(layout.name.text)
+        name = tg.OperatorName.parse(layout.name)
     except Exception:
         return 1
     for piece in layout.arguments:
@@ -699,7 +705,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
     m = _TENSOR_ANNOT_RE.match(piece.text)
     if m is None:
         return piece.text, None
-    body = "Tensor" + re.sub(r"\s+", "", m.group("list") or "") + piece.text[m.end() :]
+    body = "Tensor" + (m.group("list") or "") + piece.text[m.end() :]  # _normalise_piece joins 'Tensor ? [ ]'
     if m.group("bang"):  # torch gives each ``Tensor!`` a fresh alias set ($0, $1, ...)
         return body, Alias((f"${piece.column}",), True, shorthand=True, on_list=bool(m.group("list")))
     annotation = re.sub(r"\s+", "", m.group("ann"))  # the lexer ignores blanks: Tensor(a !) is Tensor(a!)
@@ -711,7 +717,7 @@ def _strip_alias(piece: _Piece, dialect: Dialect, text: str) -> tuple[str, Alias
             text=text,
             column=piece.column + m.start("ann"),
             dialect=dialect,
-            hint=_hint_for("alias annotation"),
+            hint=_ALIAS_HINT,
         )
     after = am.group("after")
     alias = Alias(tuple(am.group("sets").split("|")), am.group("write") == "!", tuple(after.split("|")) if after else (), on_list=bool(m.group("list")))
@@ -749,9 +755,12 @@ def _normalise_piece(piece: str) -> str:
         out.append(ch)
     s = "".join(out).strip()
     s = re.sub(r"\s*=\s*", "=", s, count=1)
-    for _ in range(2):  # a type's two suffixes may each stand apart: 'Tensor ? [] x' → 'Tensor?[] x'
-        s = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)  # 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
-    return s
+    # A type's suffixes may each stand apart: 'Tensor ? [] ? x' → 'Tensor?[]? x' (torch reads three, 'int [] ? [] x' four).
+    while True:  # each pass joins one: 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
+        joined = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)
+        if joined == s:
+            return s
+        s = joined
 
 
 # Types torch's parser knows and opkit does not model (TorchScript's), and why opkit refuses them.
@@ -798,7 +807,7 @@ def _parse_torch_library(text: str) -> OpSignature:
     except torch_lexer.LexError as exc:
         raise fail(exc.message, exc.index + 1) from None
     layout = _layout(source, dialect)
-    name_text = re.sub(r"\s+", "", layout.name.text)  # 'ns :: f . o' is three tokens apart, as torch reads it
+    name_text = re.sub(r"\s+", "", layout.name)  # 'ns :: f . o' is three tokens apart, as torch reads it
     nm = _NAME_RE.match(name_text)
     if nm is None:
         raise fail(f"invalid op name {name_text!r}", 1, "an op name is [namespace::]identifier[.overload]")
@@ -810,7 +819,7 @@ def _parse_torch_library(text: str) -> OpSignature:
         raise fail(f"{overload!r} is not a legal overload name (torch reserves 'default' and dunder names)", 1)
 
     def check_type(body: str, column: int) -> None:
-        type_text = body.split(" ", 1)[0] if not body.startswith("(") else body
+        type_text = body.partition(" ")[0]  # a tuple's blanks are gone (_normalise_piece): '(int,int) x' → '(int,int)'
         if type_text == "...":
             raise fail(f"{UNSUPPORTED}: varargs '...': an Ascend op has a fixed operand list", column)
         why = _unsupported_type(type_text)
@@ -828,6 +837,8 @@ def _parse_torch_library(text: str) -> OpSignature:
             continue
         if not piece.text:
             raise fail("empty argument", piece.column)
+        # An annotation is only taken off 'Tensor' (_strip_alias), and check_type lets no other name follow
+        # it: an annotated argument or return is a Tensor's (int(a!) is refused by check_type).
         body, alias = _strip_alias(piece, dialect, text)
         body = _normalise_piece(body)
         check_type(body, piece.column)
@@ -840,11 +851,9 @@ def _parse_torch_library(text: str) -> OpSignature:
         if not naming.IDENTIFIER_RE.match(parsed.name) or parsed.name in torch_lexer.KEYWORDS:
             keyword = parsed.name in torch_lexer.KEYWORDS
             raise fail(f"invalid argument name {parsed.name!r}", piece.column, "torch's lexer reads keywords (def, None, in, ...) as tokens, not names" if keyword else "a name is letters, digits and '_'")
-        if alias is not None and not arg_type.is_tensor:
-            raise fail(f"{UNSUPPORTED}: the alias annotation on non-Tensor argument {parsed.name!r}: opkit models aliasing of Tensors only", piece.column)
         arguments.append(Argument(parsed.name, arg_type, parsed.default, alias, kwarg_only, piece.column))
 
-    problem = check_schema(arguments, text, dialect)
+    problem = check_schema(arguments, text)
     if problem is not None:
         raise problem
 
@@ -862,8 +871,6 @@ def _parse_torch_library(text: str) -> OpSignature:
             raise fail(_torchgen_message(exc), piece.column) from None
         if parsed_ret.name is not None and (not naming.IDENTIFIER_RE.match(parsed_ret.name) or parsed_ret.name in torch_lexer.KEYWORDS):
             raise fail(f"invalid return name {parsed_ret.name!r}", piece.column)
-        if alias is not None and not ret_type.is_tensor:
-            raise fail(f"{UNSUPPORTED}: the alias annotation on a non-Tensor return: opkit models aliasing of Tensors only", piece.column)
         returns.append(Return(ret_type, parsed_ret.name, alias))
     return OpSignature(
         text=text,
@@ -900,8 +907,11 @@ def _single_constant(text: str, type_: ArgType) -> object:
         if type_.base == "ScalarType" and text in SCALAR_TYPE_DEFAULTS:
             return DType(SCALAR_TYPE_DEFAULTS[text][0])
         return _DEFAULT_IDENTIFIERS[text]
-    # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
-    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.is_list)
+    # torch reads a number as a float for a float argument; for a ``float?`` one as written (``float? x=1E5`` is 1).
+    # (A list reaches here only as an optional one's single default: ``float[]? x=1`` is 1.)
+    value = torch_lexer.number_value(text, as_float=type_.base == "float" and not type_.optional)
+    if type_.base == "float" and not type_.is_list and type(value) is int:
+        value = float(value)  # opkit gives a float argument the float it receives, also when optional (torch keeps ``float? x=1`` an int)
     if type_.base == "ScalarType" and type(value) is int:
         return DType(_SCALAR_TYPE_CODES.get(value, "float32"))  # torch prints dtype defaults as their code
     return value

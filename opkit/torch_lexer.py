@@ -30,7 +30,7 @@ _BLANKS = " \t\v\f\r"  # C isspace() without '\n'
 # What strtod reads at the start of a token (the lexer's number), and a complex literal's 'j'.
 NUMBER_RE = re.compile(r"(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)j?")
 _INT64 = (-(2**63), 2**63 - 1)
-_SKIPPED = re.compile(r"[#\\\n\t\v\f\r]")
+_SKIPPED = re.compile(r"[#\\\n\t\v\f\r\"']")  # and quotes: a string literal must end (blank_out checks it)
 
 
 class LexError(ValueError):
@@ -146,7 +146,8 @@ def number_value(text: str, *, as_float: bool) -> int | float:
     if body.endswith("j"):
         raise ValueError(f"{UNSUPPORTED}: the complex default {text}: opkit has no complex arguments")
     if body[:2] in ("0x", "0X"):
-        reading = "a float" if as_float or "." in body or "p" in body.lower() else "its leading 0"
+        # torch reads a number token with '.' or 'e' with strtod, hexadecimal ones too (0x1e is 30.0, 0x1p3 is 0)
+        reading = "a float" if as_float or "." in body or "e" in body else "its leading 0"
         raise ValueError(f"{UNSUPPORTED}: the hexadecimal default {text}, which torch reads as {reading}: write it in decimal")
     if as_float or "." in body or "e" in body:
         value = float(text)

@@ -200,6 +200,17 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_29": "column=None: the engine places a yaml-scope violation without a column at column 1, the one given",
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_32": "line omitted: as line=None",
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_33": "column omitted: as column=None",
+    "opkit.signature.x__unquoted__mutmut_4": "range(end) for range(start, end): resume starts at start, so the indices before it are"
+                                              " skipped (continue) either way; only slower",
+    "opkit.signature.x__matching_paren__mutmut_22": "return -2 for 'not found': both callers (_layout) test < 0 or compare with an index >= 0",
+    "opkit.signature.x__layout__mutmut_35": "close_at <= 0: the ')' found closes the '(' at open_at >= 0, so close_at >= 1 whenever it is found",
+    "opkit.signature.x__layout__mutmut_36": "close_at < 1: as above",
+    "opkit.signature.x__unsupported_type__mutmut_14": "name 'XXXX' for a type that starts with no letter: like '' it is in none of the name sets and"
+                                                      " does not start lowercase, and the branches that print name are not taken",
+    "opkit.signature.x_check_schema__mutmut_1": "seen_default = None: only read as `elif seen_default and ...`, where None is False",
+    "opkit.signature.x__parse_uncached__mutmut_22": "fast = None: every op-plugin schema goes to torchgen, whose OpSignature equals the fast path's"
+                                                    " (==, columns, printing) wherever the fast path answers"
+                                                    " (tests/signature/test_fastpath_differential.py, on every real schema); only slower",
 }
 
 

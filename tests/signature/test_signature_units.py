@@ -473,6 +473,7 @@ NAME_HINT = "an op name is [namespace::]identifier[.overload]"
         ("f(__torch__.torch.classes.a.B x) -> ()", 3, "unsupported by opkit: the TorchScript type __torch__: no Ascend C operand or msOpGen attr maps to it", UNSUPPORTED_HINT),
         ("f((int, int) x) -> ()", 3, "unsupported by opkit: a tuple type: no Ascend C operand or msOpGen attr maps to it", UNSUPPORTED_HINT),
         ("f(int[][] x) -> ()", 3, "unsupported by opkit: the nested list type 'int[][]': msOpGen attrs are flat lists", UNSUPPORTED_HINT),
+        ("f(int [] ? [] x) -> ()", 3, "unsupported by opkit: the nested list type 'int[]?[]': msOpGen attrs are flat lists", UNSUPPORTED_HINT),
         ("f(int(a) x) -> ()", 3, "unsupported by opkit: the alias annotation in 'int(a)': opkit models aliasing of Tensors only", UNSUPPORTED_HINT),
         ("f(Tensor x) -> int(a)", 16, "unsupported by opkit: the alias annotation in 'int(a)': opkit models aliasing of Tensors only", UNSUPPORTED_HINT),
         ("f(int def) -> ()", 3, "invalid argument name 'def'", "torch's lexer reads keywords (def, None, in, ...) as tokens, not names"),
@@ -488,11 +489,25 @@ NAME_HINT = "an op name is [namespace::]identifier[.overload]"
         ("f(int x)\n-> ()", 10, "a schema is one declaration: nothing may follow a line break outside parentheses", None),
         ("f(int é) -> ()", 7, "character 'é' (U+00E9) is not allowed outside a string literal: torch's lexer reads ASCII", None),
         ("f(str s='a\n') -> ()", 9, "unterminated string literal", None),
+        ("f(str s='a) -> Tensor", 9, "unterminated string literal", None),
+        ("(Tensor x) -> ()", 1, "invalid op name ''", NAME_HINT),
+        ("f(1) -> ()", 3, "illegal argument '1'", None),
+        ("f(Tensor x) -> (1)", 17, "unknown type '1'", None),
+        ("f(Tensor x) -> Tensor a b", 16, "unknown type 'Tensor a'", None),
+        ("f(def) -> ()", 3, "unknown type 'def'", None),
+        ("f(x y) -> ()", 3, "unsupported by opkit: the type variable 'x': no Ascend C operand or msOpGen attr maps to it", UNSUPPORTED_HINT),
+        ("f(Tensor x) -> (x)", 17, "unsupported by opkit: the type variable 'x': no Ascend C operand or msOpGen attr maps to it", UNSUPPORTED_HINT),
+        ("f(Tensor(None) x) -> ()", 10, "unrecognized alias annotation 'None'",
+         "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"),
+        ("f(Tensor(a|True) x) -> ()", 10, "unrecognized alias annotation 'a|True'",
+         "alias annotations read Tensor(a), Tensor(a!) with one lowercase letter per argument"),
+        ("f(int[] k=[1,[2]], int j) -> ()", 3, "default [2] is not a number, a string, True, False or None",
+         "torch.library parses defaults by type: write e.g. 1, 1.5, True, None, 'text', [1,1]"),
     ],
 )  # fmt: skip
 def test_torch_library_errors(text, column, message, hint):
     e = error(text)
-    assert (e.column, e.message, e.hint) == (column, message, hint)
+    assert (e.column, e.message, e.hint, e.text, e.dialect) == (column, message, hint, text, LIB)
 
 
 # -- Defaults, as torch's parseDefaultValue reads them ---------------------------------------------
@@ -507,7 +522,7 @@ DEFAULTS = [
     ("ScalarType k=3", DType("int32")), ("ScalarType k=4", DType("int64")), ("ScalarType k=5", DType("float16")),
     ("ScalarType k=6", DType("float32")), ("ScalarType k=7", DType("float64")), ("ScalarType k=11", DType("bool")),
     ("ScalarType k=15", DType("bfloat16")), ("ScalarType k=99", DType("float32")),
-    ("float k=1", 1.0), ("float? k=1", 1.0), ("float k=-2", -2.0), ("int k=-3", -3), ("int k=1.5", 1.5), ("Scalar s=1", 1),
+    ("float k=1", 1.0), ("float? k=1", 1.0), ("float k=1E5", 100000.0), ("float? k=1e5", 100000.0), ("float? k=-2", -2.0), ("float[]? k=1", 1), ("float k=-2", -2.0), ("int k=-3", -3), ("int k=1.5", 1.5), ("Scalar s=1", 1),
     ("Scalar s=1.5", 1.5), ("Scalar s=True", True), ("bool b=1", 1), ("str s=1", 1), ("int k='a'", "a"), ("int? k=1", 1),
     ("DeviceIndex i=1", 1), ("Layout l=strided", 0), ("MemoryFormat m=contiguous_format", 0),
     ("float[] k=[1, 2]", [1.0, 2.0]), ("float[2] k=1", [1.0, 1.0]), ("float[] k=[1.5,2]", [1.5, 2.0]), ("bool[2] k=True", [True, True]),
@@ -561,13 +576,23 @@ BAD_DEFAULTS = [
     ("int k=x", "default x is not a number, a string, True, False or None"),
     ("int k=inf", "default inf is not a number, a string, True, False or None"),
     ("int x=0x10", "unsupported by opkit: the hexadecimal default 0x10, which torch reads as its leading 0: write it in decimal"),
+    # torch gives int x=0X1P3 the default 0 (its lexer reads a hexadecimal number as a float only with '.' or 'e' in it)
+    ("int x=0X1P3", "unsupported by opkit: the hexadecimal default 0X1P3, which torch reads as its leading 0: write it in decimal"),
+    ("int x=0x1e", "unsupported by opkit: the hexadecimal default 0x1e, which torch reads as a float: write it in decimal"),
+    ("float x=0x1p3", "unsupported by opkit: the hexadecimal default 0x1p3, which torch reads as a float: write it in decimal"),
+    # a float? argument's number is read as written, not as a float: torch gives float? x=1E5 the default 1, float? x=0x10 0,
+    # and refuses float? x=99999999999999999999 (stoll)
+    ("float? x=1E5", "unsupported by opkit: the integer default 1E5, which torch reads only up to the 'E' (1): write 100000"),
+    ("float? x=0x10", "unsupported by opkit: the hexadecimal default 0x10, which torch reads as its leading 0: write it in decimal"),
+    ("float? x=99999999999999999999", "default 99999999999999999999 is out of the range of a 64-bit integer"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("argument, message", BAD_DEFAULTS)
 def test_defaults_torch_refuses(argument, message):
-    e = error(f"f(Tensor x, {argument}) -> ()")
-    assert (e.message, e.column) == (message, 13)
+    text = f"f(Tensor x, {argument}) -> ()"
+    e = error(text)
+    assert (e.message, e.column, e.text, e.dialect) == (message, 13, text, LIB)
     assert e.hint == "torch.library parses defaults by type: write e.g. 1, 1.5, True, None, 'text', [1,1]"
 
 
@@ -594,7 +619,7 @@ def test_parse_default_directly():
 )  # fmt: skip
 def test_no_argument_without_a_default_after_one_with(text, column, name):
     e = error(text)
-    assert (e.message, e.column) == (f"argument {name!r} without a default follows one with a default", column)
+    assert (e.message, e.column, e.text, e.dialect) == (f"argument {name!r} without a default follows one with a default", column, text, LIB)
     assert e.hint == "give it a default, move it before the defaulted arguments, or make it keyword-only after '*'"
 
 
@@ -609,7 +634,7 @@ def test_check_schema_on_built_arguments():
     e = check_schema(args, "text", OP)
     assert (e.message, e.column, e.dialect, e.text) == ("argument 'b' without a default follows one with a default", 1, OP, "text")
     bad = check_schema([Argument("a", ArgType("int"), "x", column=0)], "text")
-    assert (bad.column, bad.dialect) == (1, LIB)
+    assert (bad.column, bad.dialect, bad.text) == (1, LIB, "text")
     assert check_schema([Argument("a", ArgType("int"), "1", column=5), Argument("b", ArgType("int"), "2", column=9)], "t") is None
 
 
@@ -649,7 +674,13 @@ def test_list_sizes_torchgen_cannot_read_are_refused(text, column, type_text):
      ("f(Tensor x, # the input\n int k) -> Tensor", "f(Tensor x, int k) -> Tensor"),
      ("f(Tensor x) -> Tensor # comment", "f(Tensor x) -> Tensor"),
      ("f(int x) -> ()\n", "f(int x) -> ()"),
-     ("f(Tensor x)->(Tensor a,Tensor b)", "f(Tensor x) -> (Tensor a, Tensor b)")],
+     ("f(Tensor x)->(Tensor a,Tensor b)", "f(Tensor x) -> (Tensor a, Tensor b)"),
+     ("f(Tensor ? [ ] (a) ? x) -> ()", "f(Tensor?[](a)? x) -> ()"),
+     ("f(Tensor ? [] ? x) -> ()", "f(Tensor?[]? x) -> ()"), ("f(Tensor ? [ ] ? x=None) -> ()", "f(Tensor?[]? x=None) -> ()"),
+     ("f(Tensor x, * , int k) -> ()", "f(Tensor x, *, int k) -> ()"),
+     ("f() -> ()", "f() -> ()"), ("f( ) -> Tensor", "f() -> Tensor"),
+     ("f(Tensor X, int Y) -> ()", "f(Tensor X, int Y) -> ()"),
+     ("f(str s='(a b') -> ()", "f(str s='(a b') -> ()")],
 )  # fmt: skip
 def test_torch_library_normalises_what_the_lexer_ignores(text, printed):
     # each is one torch._C.parse_schema reads, and prints as ``printed`` (test_torch_agreement checks the agreement)
@@ -704,6 +735,7 @@ INPLACE_HINT = "for op-plugin, write an in-place op as a mutable op: no trailing
         ("f(Tensor x, int[2] k=[1, 1]) -> ()", 13, "default of 'int[2] k=[1, 1]' contains spaces", SPACES_HINT, None),
         ("f(Tensor x, int k=(1, 1)) -> ()", 13, "default of 'int k=(1, 1)' contains spaces", SPACES_HINT, None),
         ("f(Tensor x, int[2]k=[1, 1]) -> ()", 13, "default of 'int[2]k=[1, 1]' contains spaces", SPACES_HINT, None),
+        ("f(str s='[a b]=') -> ()", 3, "default of \"str s='[a b]='\" contains spaces", SPACES_HINT, None),  # a '=' after the spaces
         ("f(Tensor x, Foo y) -> Tensor", 13, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> Foo", 16, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> (Tensor, Foo)", 25, "unknown type 'Foo'", None, None),
@@ -884,3 +916,27 @@ def test_a_namespace_of_several_parts():
 )  # fmt: skip
 def test_default_problems_of_texts_no_schema_can_hold(arg_type, text, problem):
     assert default_problem(arg_type, text) == problem
+
+
+def test_torch_library_signature_fields():
+    text = "ns::f.o(Tensor X, *, int Y=1) -> Tensor"
+    sig = lib(text)
+    assert (sig.text, sig.dialect, sig.namespace, sig.name, sig.overload) == (text, LIB, "ns", "f", "o")
+    assert [(a.name, a.kwarg_only, a.column) for a in sig.arguments] == [("X", False, 9), ("Y", True, 22)]
+
+
+def test_an_unterminated_string_in_an_op_plugin_schema_ends_the_search_for_its_parenthesis():
+    # torchgen refuses it (unknown type 'Foo'); locating the error must stop at the quote that never closes
+    import signal
+
+    def hang(signum, frame):
+        raise TimeoutError("the parse did not end")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(10)
+    try:
+        e = error("f(str s='a, Foo y) -> Tensor", OP)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (e.column, e.message) == (2, "unbalanced '(' in the argument list")

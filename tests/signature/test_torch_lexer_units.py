@@ -74,7 +74,13 @@ def test_numbers(text, as_float, value):
      ("0x10", False, f"{UNSUPPORTED}: the hexadecimal default 0x10, which torch reads as its leading 0: write it in decimal"),
      ("0x10", True, f"{UNSUPPORTED}: the hexadecimal default 0x10, which torch reads as a float: write it in decimal"),
      ("0x1.8", False, f"{UNSUPPORTED}: the hexadecimal default 0x1.8, which torch reads as a float: write it in decimal"),
-     ("0x1p3", False, f"{UNSUPPORTED}: the hexadecimal default 0x1p3, which torch reads as a float: write it in decimal"),
+     # torch reads a token with '.' or a lowercase 'e' with strtod (0x1e is 30.0, 0x1.8 is 1.5), any other one up to the 'x'
+     # (0x1p3, 0X1P3 and 0x1E are 0): torch._C.parse_schema("f(int x=0x1p3) -> ()") gives x the default 0
+     ("0x1p3", False, f"{UNSUPPORTED}: the hexadecimal default 0x1p3, which torch reads as its leading 0: write it in decimal"),
+     ("0X1P3", False, f"{UNSUPPORTED}: the hexadecimal default 0X1P3, which torch reads as its leading 0: write it in decimal"),
+     ("0x1E", False, f"{UNSUPPORTED}: the hexadecimal default 0x1E, which torch reads as its leading 0: write it in decimal"),
+     ("0x1e", False, f"{UNSUPPORTED}: the hexadecimal default 0x1e, which torch reads as a float: write it in decimal"),
+     ("0x1p3", True, f"{UNSUPPORTED}: the hexadecimal default 0x1p3, which torch reads as a float: write it in decimal"),
      ("-0X1A", False, f"{UNSUPPORTED}: the hexadecimal default -0X1A, which torch reads as its leading 0: write it in decimal"),
      ("1j", False, f"{UNSUPPORTED}: the complex default 1j: opkit has no complex arguments"),
      ("1.5j", True, f"{UNSUPPORTED}: the complex default 1.5j: opkit has no complex arguments"),
@@ -158,6 +164,9 @@ def test_blank_out_keeps_length_and_blanks_what_the_lexer_skips(text, blanked):
      ("f(int x) -> ()\n\t)", 16, "a schema is one declaration: nothing may follow a line break outside parentheses"),
      ("f(str s='a\n') -> ()", 8, "unterminated string literal"),
      ("f(str s='a) -> () #", 8, "unterminated string literal"),
+     # one line, nothing else to skip: refused at the quote, where torch refuses it ("expected a valid token"), not at a later symptom
+     ("f(str s='a) -> Tensor", 8, "unterminated string literal"),
+     ('f(str s="a, int y) -> ()', 8, "unterminated string literal"),
      ("f(int é) -> ()", 6, "character 'é' (U+00E9) is not allowed outside a string literal: torch's lexer reads ASCII"),
      ("f(int x) -> ()\n\x1c", 15, "a schema is one declaration: nothing may follow a line break outside parentheses"),
      ("f(int x) -> ()\nX", 15, "a schema is one declaration: nothing may follow a line break outside parentheses"),
