@@ -405,8 +405,6 @@ def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
             raise SpecError(f"custom_op cannot infer a list default ('{arg}'){use}")
         if arg.type.base in ("Scalar", "ScalarType") or arg.type.elem_optional:
             raise SpecError(f"custom_op cannot infer '{arg.type}' from a Python annotation{use}")
-        if arg.default is not None and arg.default in ("Mean", "long", "float"):  # torch.library's parser refuses 'Sum' as torch's does
-            raise SpecError(f"custom_op cannot infer the enum default of '{arg}'{use}")
 
 
 # Warnings that would make the generated project fail `opkit verify` (S107: opcheck's test_schema).

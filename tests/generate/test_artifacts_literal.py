@@ -315,6 +315,14 @@ def test_custom_op_style_fake_function(generate):
     assert [line.strip() for line in lines[fake + 2 :] if line.strip().startswith("return")] == ["return None"]
 
 
+def test_custom_op_style_enum_defaults_are_the_ints_torch_reads(generate):
+    """torch._C.parse_schema reads `int r=Mean` as 1, `long` as 4, `float` as 6: custom_op infers `int r=1` from the
+    Python default 1, the same schema."""
+    project = generate("enum_op", schema="enum_op(Tensor x, int r=Mean, int d=long, int? e=float) -> Tensor", style="custom-op", namespace="mylib")
+    lines = (project / "meta" / "enum_op_meta.py").read_text().splitlines()
+    assert "def enum_op(x: torch.Tensor, r: int = 1, d: int = 4, e: Optional[int] = 6) -> torch.Tensor:" in lines
+
+
 def test_npu_prefix_and_operands_named_like_the_kernels_own_parameters(generate):
     """op-plugin-yaml.md: `npu_<x>` gets OpType `<X>` (kernel, aclnn API and yaml line up as real ops do);
     msopgen.md §4: workspace and tiling close the kernel's parameters, so an operand taking a name renames them."""

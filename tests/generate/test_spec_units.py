@@ -373,11 +373,8 @@ REFUSALS = [
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, Scalar s) -> Tensor"), f"custom_op cannot infer 'Scalar' from a Python annotation{LIB} 'my_op(Tensor x, Scalar s) -> Tensor'"),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, ScalarType s) -> Tensor"), Prefix(f"custom_op cannot infer 'ScalarType' from a Python annotation{LIB}")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, Tensor?[] s) -> Tensor"), Prefix(f"custom_op cannot infer 'Tensor?[]' from a Python annotation{LIB}")),
-    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Mean) -> Tensor"), Prefix(f"custom_op cannot infer the enum default of 'int r=Mean'{LIB}")),
-    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int d=long) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int d=long'")),
     # torch.library's parser refuses the enum default Sum, as torch._C.parse_schema does
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Sum) -> Tensor"), Prefix("bad schema 'my_op(Tensor x, int r=Sum) -> Tensor': default Sum is not a number")),
-    (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int? d=float) -> Tensor"), Prefix("custom_op cannot infer the enum default of 'int? d=float'")),
     (dict(name="my_op", style="custom-op", schema="my_op(Tensor x, ScalarType? d=long) -> Tensor"), Prefix("custom_op cannot infer 'ScalarType?' from a Python annotation")),
     (
         dict(name="my_op", schema="my_op(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", style="library"),
@@ -424,6 +421,8 @@ def test_validate_refuses_a_lone_surrogate_with_its_position():
     "options",
     [
         dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=1) -> Tensor"),
+        # an enum name is the int torch reads (torch._C.parse_schema: Mean 1, long 4, float 6): the Python default is that int
+        dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int r=Mean, int d=long, int? e=float, int f=complex) -> Tensor"),
         dict(name="my_op", style="custom-op", schema="my_op(Tensor x, int[] s) -> Tensor"),
         dict(name="my_op", style="custom-op", schema="my_op(Tensor x, float a=1.5, bool b=False, str s=\"long\") -> Tensor"),
         dict(name="my_op", style="custom-op", schema="my_op(Tensor(a!) x, Tensor? y=None) -> ()"),
