@@ -634,8 +634,20 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
     except SchemaError as e:
         return e
     for piece in layout.arguments:
-        # torchgen splits arguments at ', ': a default with spaces breaks the split with a confusing message.
-        if re.search(r"[\[(][^\])]*\s", piece.text.partition("=")[2]):
+        # torchgen splits arguments at ', ' and an argument at its one '=': a default that breaks either split gets
+        # a confusing message. A quoted default may hold other spaces (torchgen reads str s="(x y)").
+        default = piece.text.partition("=")[2]
+        if default[:1] in ("'", '"'):
+            problem = "'='" if "=" in default else "', '" if ", " in default else None
+            if problem:
+                return SchemaError(
+                    f"string default of {piece.text!r} contains {problem}",
+                    text=text,
+                    column=piece.column,
+                    dialect=dialect,
+                    hint="op-plugin's codegen splits arguments at ', ' and an argument at its '=': a string default can hold neither",
+                )
+        elif re.search(r"[\[(][^\])]*\s", default):
             return SchemaError(
                 f"default of {piece.text!r} contains spaces",
                 text=text,

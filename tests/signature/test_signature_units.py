@@ -726,6 +726,7 @@ def test_alias_annotations_on_non_tensors(text, column, message):
 
 SPELLING_HINT = "op-plugin needs the exact spelling torchgen prints: ', ' between arguments, ' -> ', and defaults without spaces"
 SPACES_HINT = "op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]"
+QUOTED_HINT = "op-plugin's codegen splits arguments at ', ' and an argument at its '=': a string default can hold neither"
 INPLACE_HINT = "for op-plugin, write an in-place op as a mutable op: no trailing '_', Tensor(a!) on the written argument, return () or fresh tensors"
 
 
@@ -735,7 +736,13 @@ INPLACE_HINT = "for op-plugin, write an in-place op as a mutable op: no trailing
         ("f(Tensor x, int[2] k=[1, 1]) -> ()", 13, "default of 'int[2] k=[1, 1]' contains spaces", SPACES_HINT, None),
         ("f(Tensor x, int k=(1, 1)) -> ()", 13, "default of 'int k=(1, 1)' contains spaces", SPACES_HINT, None),
         ("f(Tensor x, int[2]k=[1, 1]) -> ()", 13, "default of 'int[2]k=[1, 1]' contains spaces", SPACES_HINT, None),
-        ("f(str s='[a b]=') -> ()", 3, "default of \"str s='[a b]='\" contains spaces", SPACES_HINT, None),  # a '=' after the spaces
+        # torchgen splits an argument at its one '=' (refuses a second) and arguments at ', ', quoted or not; a quoted
+        # default may hold other spaces: str s="(x y)" is accepted, and the error is the next argument's
+        ("f(str s='[a b]=') -> ()", 3, "string default of \"str s='[a b]='\" contains '='", QUOTED_HINT, None),
+        ('f(Tensor x, str eq="a=(b c)") -> Tensor', 13, "string default of 'str eq=\"a=(b c)\"' contains '='", QUOTED_HINT, None),
+        ('f(str eq="a=b", int[2] p=[1, 1]) -> Tensor', 3, "string default of 'str eq=\"a=b\"' contains '='", QUOTED_HINT, None),
+        ('f(Tensor x, str s="a, b") -> Tensor', 13, "string default of 'str s=\"a, b\"' contains ', '", QUOTED_HINT, None),
+        ('f(Tensor x, str eq="(x y)", Foo z) -> Tensor', 29, "unknown type 'Foo'", None, None),
         ("f(Tensor x, Foo y) -> Tensor", 13, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> Foo", 16, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> (Tensor, Foo)", 25, "unknown type 'Foo'", None, None),
