@@ -73,7 +73,7 @@ SUITES = {
     "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
     "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
     "opkit/verify/check.py": ["tests/verify/test_verify_broken_ops.py", "tests/verify/test_stage_units.py", "tests/verify/test_assertions_units.py"],
-    "opkit/verify/backends.py": ["tests/verify/test_verify_broken_ops.py", "tests/verify/test_stage_units.py", "tests/verify/test_assertions_units.py"],
+    "opkit/verify/backends.py": ["tests/verify/test_backends_units.py", "tests/verify/test_stage_units.py"],
     "opkit/verify/report.py": ["tests/verify/test_verify_report.py"],
     "opkit/verify/stages/": ["tests/verify/test_stage_units.py"],
 }  # fmt: skip

@@ -99,7 +99,7 @@ def _inductor(capture: GraphCapture) -> Callable:
 
 def _npugraph_ex_unavailable() -> str | None:
     reason = npu_unavailable_reason()
-    return None if reason is None else f"npugraph_ex needs an Ascend NPU: {reason}"
+    return reason and f"npugraph_ex needs an Ascend NPU: {reason}"
 
 
 @backend("npugraph_ex", device="npu", sees_aot_graph=False, unavailable=_npugraph_ex_unavailable)
@@ -155,11 +155,8 @@ def resolve_backend(name: str) -> Backend:
     else aot_eager. ``npugraph_ex`` off the NPU is the emulation. Raises ValueError for unknown or
     unusable names."""
     if name == "auto":
-        if BACKENDS["npugraph_ex"].unavailable() is None:
-            return BACKENDS["npugraph_ex"]
-        if EMULATED_NPUGRAPH_EX.unavailable() is None:
-            return EMULATED_NPUGRAPH_EX
-        return BACKENDS["aot_eager"]
+        preferred = (BACKENDS["npugraph_ex"], EMULATED_NPUGRAPH_EX)
+        return next((b for b in preferred if b.unavailable() is None), BACKENDS["aot_eager"])
     try:
         chosen = BACKENDS[name]
     except KeyError:
