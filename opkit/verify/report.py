@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 
 class Stage(str, enum.Enum):
@@ -211,14 +211,11 @@ def _plain(value):
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, tuple):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return dict(value)  # OpcheckResult.results
         return [_plain(v) for v in value]
+    if isinstance(value, OpcheckResult):  # its results are a mapping, also when no test ran
+        return {"op": value.op, "results": dict(value.results), "ok": value.ok}
     if hasattr(value, "__dataclass_fields__"):
-        d = {k: _plain(v) for k, v in asdict(value).items()}
-        if isinstance(value, OpcheckResult):
-            d["ok"] = value.ok
-        return d
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     return value
 
 
@@ -265,7 +262,7 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     if report.comparisons:
         lines.append(f"  compiled vs eager: {len(report.comparisons) - len(failed_cmp)}/{len(report.comparisons)} values equal")
     for c in failed_cmp:
-        lines.append(f"      {c.name} ({c.call}) differs: {_short(c.detail or '', 200)}")
+        lines.append(f"      {c.name} ({c.call}) differs" + (f": {_short(c.detail, 200)}" if c.detail else ""))
     if report.meta_checks:
         bad = [m for m in report.meta_checks if not m.ok]
         lines.append(f"  fake vs real: {len(report.meta_checks) - len(bad)}/{len(report.meta_checks)} tensors agree")
