@@ -13,6 +13,7 @@ import torch
 from stage_ops import COUNTED_META_CALLS, NS, OPS, context
 
 from opkit.verify import check_graph_entry, stages
+from opkit.verify.check import backend_notes
 from pathlib import Path
 
 from opkit.verify.backends import BACKENDS
@@ -22,7 +23,7 @@ from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
 from opkit.verify.npugraph_ex.wheel import Wheel
 from opkit.verify.report import Comparison, GraphBreak, MetaCheck, OpcheckResult, OpInGraph, Problem, SkippedCheck, Stage, UncapturableOp
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
-from opkit.verify.backends import Backend, GraphCapture
+from opkit.verify.backends import EMULATED_NPUGRAPH_EX, Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
 from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
@@ -1439,3 +1440,16 @@ def test_check_graph_entry_emulated_npugraph_ex_says_so_and_takes_options():
     report = check_graph_entry(OPS.add_one, (X,), backend="npugraph_ex", opcheck=False, options={"bogus": 1})
     (problem,) = report.problems
     assert "Invalid option 'bogus'" in problem.message
+
+
+def test_backend_notes_of_each_backend():
+    why = "backend auto ran aot_eager: no wheel"
+    assert backend_notes("auto", BACKENDS["aot_eager"], why) == [why]
+    assert backend_notes("auto", BACKENDS["aot_eager"], None) == []
+    assert backend_notes("aot_eager", BACKENDS["aot_eager"], why) == []  # asked for by name: no fallback to explain
+    assert backend_notes("auto", EMULATED_NPUGRAPH_EX, why) == []  # sees the functionalized graph; its note is the emulation's
+    assert backend_notes("auto", BACKENDS["npugraph_ex"], None) == [
+        "backend npugraph_ex runs AOTAutograd out of reach: only Dynamo's graph was inspected"
+    ]
+    assert backend_notes("eager", BACKENDS["eager"], why) == [NO_AOT]
+    assert backend_notes("inductor", BACKENDS["inductor"], None) == []
