@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from opkit.verify import graphs, stages
-from opkit.verify.backends import auto_fallback_note, resolve_backend
+from opkit.verify.backends import Backend, auto_fallback_note, resolve_backend
 from opkit.verify.report import GraphEntryReport, Problem, Timings
 from opkit.verify.stages.context import CheckContext, as_target, to_device, quiet_torch_logs
 from opkit.verify.stages.opcheck import OPCHECK_ALL
@@ -29,6 +29,21 @@ def _dedupe(problems: Iterable[Problem]) -> tuple[Problem, ...]:
             seen.add(key)
             out.append(p)
     return tuple(out)
+
+
+def backend_notes(requested: str, chosen: Backend, fallback: str | None) -> list[str]:
+    """What the report says about the backend ``requested`` resolved to: why ``auto`` ran aot_eager
+    (``fallback``: ``auto_fallback_note()``), and what a backend that runs no AOTAutograd here leaves unchecked.
+    A pure function of its arguments: the notes of the real NPU backend and of the fallback are tested off the NPU
+    and where the emulation loads."""
+    notes = [fallback] if requested == "auto" and chosen.name == "aot_eager" and fallback is not None else []
+    if not chosen.sees_aot_graph:
+        notes.append(
+            f"backend {chosen.name} runs AOTAutograd out of reach: only Dynamo's graph was inspected"
+            if chosen.name == "npugraph_ex"
+            else f"backend {chosen.name} does not run AOTAutograd: functionalization was not checked"
+        )
+    return notes
 
 
 def check_graph_entry(
@@ -84,19 +99,12 @@ def check_graph_entry(
         meta_samples=tuple(meta_samples),
         notes=list(notes),
     )
-    if backend == "auto" and chosen.name == "aot_eager" and (why := auto_fallback_note()) is not None:
-        ctx.notes.append(why)
+    ctx.notes += backend_notes(backend, chosen, auto_fallback_note())
     if chosen.emulated:
         from opkit.verify import npugraph_ex
 
         ctx.emulation = npugraph_ex.load()
         ctx.notes.append(ctx.emulation.note)
-    if not chosen.sees_aot_graph:
-        ctx.notes.append(
-            f"backend {chosen.name} runs AOTAutograd out of reach: only Dynamo's graph was inspected"
-            if chosen.name == "npugraph_ex"
-            else f"backend {chosen.name} does not run AOTAutograd: functionalization was not checked"
-        )
     with torch.no_grad(), quiet_torch_logs():
         ran = stages.run(ctx)
 

@@ -100,3 +100,7 @@ def context(fn_or_op, *args, ops=None, real_kernel: bool = True, opcheck_tests=(
         real_kernel=real_kernel,
         opcheck_tests=tuple(opcheck_tests),
     )
+# Returns the input it writes (-> Tensor(a!)): Dynamo traces it, AOTAutograd refuses it (graph-entry.md).
+_lib.op("returns_mutated_(Tensor(a!) x) -> Tensor(a!)", lambda x: x.add_(1), lambda x: x)
+# Not bit-exact: each call adds fresh noise below 1e-3, so compiled and eager differ within a tolerance.
+_lib.op("jitter(Tensor x) -> Tensor", lambda x: x + torch.rand_like(x) * 1e-3, lambda x: torch.empty_like(x))

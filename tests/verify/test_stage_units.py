@@ -12,7 +12,8 @@ import pytest
 import torch
 from stage_ops import COUNTED_META_CALLS, NS, OPS, context
 
-from opkit.verify import stages
+from opkit.verify import check_graph_entry, stages
+from opkit.verify.check import backend_notes
 from pathlib import Path
 
 from opkit.verify.backends import BACKENDS
@@ -20,9 +21,9 @@ from opkit.verify.npugraph_ex import Emulation
 from opkit.verify.npugraph_ex.capture import CaptureViolation
 from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
 from opkit.verify.npugraph_ex.wheel import Wheel
-from opkit.verify.report import GraphBreak, MetaCheck, OpcheckResult, Problem, SkippedCheck, Stage, UncapturableOp
+from opkit.verify.report import Comparison, GraphBreak, MetaCheck, OpcheckResult, OpInGraph, Problem, SkippedCheck, Stage, UncapturableOp
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
-from opkit.verify.backends import Backend, GraphCapture
+from opkit.verify.backends import EMULATED_NPUGRAPH_EX, Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
 from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
@@ -1297,3 +1298,158 @@ def test_signature_of():
     assert signature_of(f"{NS}::missing") is None
     # A TorchScript class argument: torch.library accepts it, opkit's model does not.
     assert signature_of("aten::quantized_gru") is None
+
+
+# -- check_graph_entry: what it hands the stages and what the report says ---------------------------------
+
+NO_AOT = "backend eager does not run AOTAutograd: functionalization was not checked"
+OPCHECK_OFF = SkippedCheck("opcheck", "turned off by the caller (opcheck=False)")
+
+
+def _labels(report) -> list[str]:
+    return list(dict.fromkeys(c.call for c in report.comparisons))
+
+
+def test_check_graph_entry_report_of_a_correct_op_on_aot_eager():
+    report = check_graph_entry(OPS.add_one, (X,), backend="aot_eager", opcheck=False)
+    assert (report.target, report.backend, report.device) == (f"{NS}::add_one", "aot_eager", "cpu")
+    assert (report.graph_count, report.graph_break_count, report.problems, report.graph_breaks) == (1, 0, (), ())
+    assert report.ops_in_graph == (OpInGraph(f"{NS}::add_one", True, "direct", "aot"),)
+    assert report.comparisons == tuple(
+        Comparison(name, call, True) for call in ("capture", "replay", "replay, inputs refilled in place", "replay, new input tensors")
+        for name in ("output", "input x")
+    )
+    assert [m.ok for m in report.meta_checks] == [True] and report.opcheck == ()
+    assert report.notes == () and report.skipped == (OPCHECK_OFF,)  # aot_eager runs AOTAutograd: nothing to say
+    # The functionalized graph, not Dynamo's (whose placeholders are named after the arguments).
+    assert report.graph_code == (
+        "def forward(self, arg0_1):\n"
+        f"    add_one = torch.ops.{NS}.add_one.default(arg0_1);  arg0_1 = None\n"
+        "    return (add_one,)"
+    )
+    assert report.passed_stages == (Stage.REGISTRATION, Stage.EAGER, Stage.META, Stage.DYNAMO, Stage.AOT_FUNCTIONALIZATION,
+                                     Stage.BACKEND, Stage.CAPTURE, Stage.REPLAY, Stage.NUMERICS)  # fmt: skip
+    assert (report.emulated, report.npugraph_ex) == (False, None)
+    t = report.timings
+    assert all(isinstance(s, float) and s > 0 for s in (t.eager_s, t.first_call_s, t.backend_compile_s, t.replay_s, t.total_s))
+    assert t.total_s < 60 and t.first_call_s <= t.total_s and t.eager_s <= t.total_s
+
+
+def test_check_graph_entry_on_dynamo_only_says_functionalization_was_not_checked():
+    report = check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=False, notes=("first", "again", "first"))
+    assert report.notes == ("first", "again", NO_AOT)  # the caller's notes first, each once
+    assert report.ops_in_graph == (OpInGraph(f"{NS}::add_one", True, "direct", "dynamo"),)
+    assert report.graph_code == (
+        "def forward(self, L_args_0_ : torch.Tensor):\n"
+        "    l_args_0_ = L_args_0_\n"
+        f"    add_one = torch.ops.{NS}.add_one(l_args_0_);  l_args_0_ = None\n"
+        "    return (add_one,)"
+    )
+    assert Stage.AOT_FUNCTIONALIZATION not in report.passed_stages and report.ok
+
+
+def test_check_graph_entry_of_an_undefined_op_times_nothing_but_the_whole():
+    report = check_graph_entry(lambda x: x, (X,), backend="eager", opcheck=False, ops=[f"{NS}::nowhere"])
+    assert [p.check for p in report.problems] == ["undefined_op"]
+    assert (report.graph_count, report.graph_break_count, report.graph_code, report.passed_stages) == (0, 0, None, ())
+    t = report.timings
+    assert (t.eager_s, t.first_call_s, t.backend_compile_s, t.replay_s) == (None, None, None, None)
+    assert isinstance(t.total_s, float) and 0 < t.total_s < 60
+
+
+def test_check_graph_entry_static_by_default_a_shape_sweep_when_dynamic():
+    assert _labels(check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=False)) == [
+        "capture", "replay", "replay, inputs refilled in place", "replay, new input tensors"]  # fmt: skip
+    report = check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=False, dynamic=True)
+    assert _labels(report) == ["shape 1", "shape 2", "shape 3", "shape 4"]
+    assert report.ok and report.graph_count == 1
+
+
+def test_check_graph_entry_fullgraph_false_counts_the_break():
+    def model(x):
+        y = OPS.add_one(x)
+        print("a break")
+        return y * 2
+
+    report = check_graph_entry(model, (X,), backend="eager", opcheck=False, fullgraph=False)
+    assert (report.graph_count, report.graph_break_count, len(report.graph_breaks)) == (2, 1, 1)
+    assert "print" in report.graph_breaks[0].reason and report.problems == ()
+
+
+def test_check_graph_entry_counts_recompiles_as_breaks_when_no_break_is_explained():
+    calls = [0]
+
+    def model(x):  # each call guards on a new Python int: Dynamo compiles a graph per call
+        calls[0] += 1
+        return OPS.add_one(x) * calls[0]
+
+    report = check_graph_entry(model, (X,), backend="eager", opcheck=False)
+    assert (report.graph_count, report.graph_break_count, report.graph_breaks) == (4, 3, ())
+
+
+def test_check_graph_entry_a_failed_compile_counts_no_breaks():
+    def model(x):
+        y = OPS.add_one(x)
+        print("a break")
+        return OPS.returns_mutated_(y)  # the second graph fails in AOTAutograd
+
+    report = check_graph_entry(model, (X,), backend="aot_eager", opcheck=False, fullgraph=False)
+    assert (report.graph_count, report.graph_break_count, report.graph_breaks) == (2, 0, ())
+    assert [(p.stage, p.check) for p in report.problems] == [
+        (Stage.DYNAMO, "op_not_in_graph"),  # looked for in the functionalized graphs, which the failed one never reached
+        (Stage.AOT_FUNCTIONALIZATION, "returns_mutated_input"),
+    ]
+
+
+def test_check_graph_entry_hands_on_tolerances_meta_samples_and_opcheck_tests():
+    # Outputs that differ by noise below 1e-3: close within atol=1e-2 (assert_close takes both or neither).
+    report = check_graph_entry(OPS.jitter, (X,), backend="eager", opcheck=False, atol=1e-2, rtol=0.0)
+    assert report.ok and len(report.comparisons) == 8 and all(c.ok for c in report.comparisons)
+    assert not check_graph_entry(OPS.jitter, (X,), backend="eager", opcheck=False).ok  # default tolerances: float32's
+    report = check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=["test_schema"])
+    assert report.opcheck == (OpcheckResult(f"{NS}::add_one", (("test_schema", "SUCCESS"),)),) and report.skipped == ()
+    report = check_graph_entry(OPS.takes_k.default, (X,), backend="eager", opcheck=False, meta_samples=[((X,), {"k": 2})])
+    assert [(p.check, p.detail) for p in report.problems] == [("meta_call", "<lambda>() takes 1 positional argument but 2 were given")]
+
+
+def test_check_graph_entry_a_stand_in_kernel_skips_what_it_cannot_prove():
+    report = check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=False, real_kernel=False)
+    assert report.comparisons == () and report.meta_checks == ()
+    assert [s.check for s in report.skipped] == ["fake vs real", "numerics", "opcheck"]
+
+
+def test_check_graph_entry_moves_the_inputs_to_the_device():
+    report = check_graph_entry(OPS.add_one, (X,), backend="eager", opcheck=False, device="meta")
+    assert report.device == "meta"
+    (problem,) = report.problems
+    assert problem.check == "eager_run" and "with Meta tensors" in problem.message
+
+
+def test_check_graph_entry_a_copy_to_the_host_on_the_cpu_is_no_sync():
+    report = check_graph_entry(lambda x: OPS.add_one(x).to("cpu", copy=True), (X,), backend="aot_eager", opcheck=False)
+    assert "torch.ops.aten._to_copy.default" in report.graph_code
+    assert (report.uncapturable_ops, report.problems) == ((), ())
+
+
+def test_check_graph_entry_emulated_npugraph_ex_says_so_and_takes_options():
+    report = check_graph_entry(OPS.add_one, (X,), backend="npugraph_ex", opcheck=False)
+    assert (report.backend, report.emulated, report.npugraph_ex.emulated) == ("npugraph_ex", True, True)
+    (note,) = report.notes
+    assert note.startswith("npugraph_ex ran emulated: the compiler of torch-npu ")
+    assert report.ok and report.npugraph_ex.captures == 1
+    report = check_graph_entry(OPS.add_one, (X,), backend="npugraph_ex", opcheck=False, options={"bogus": 1})
+    (problem,) = report.problems
+    assert "Invalid option 'bogus'" in problem.message
+
+
+def test_backend_notes_of_each_backend():
+    why = "backend auto ran aot_eager: no wheel"
+    assert backend_notes("auto", BACKENDS["aot_eager"], why) == [why]
+    assert backend_notes("auto", BACKENDS["aot_eager"], None) == []
+    assert backend_notes("aot_eager", BACKENDS["aot_eager"], why) == []  # asked for by name: no fallback to explain
+    assert backend_notes("auto", EMULATED_NPUGRAPH_EX, why) == []  # sees the functionalized graph; its note is the emulation's
+    assert backend_notes("auto", BACKENDS["npugraph_ex"], None) == [
+        "backend npugraph_ex runs AOTAutograd out of reach: only Dynamo's graph was inspected"
+    ]
+    assert backend_notes("eager", BACKENDS["eager"], why) == [NO_AOT]
+    assert backend_notes("inductor", BACKENDS["inductor"], None) == []
