@@ -6,24 +6,27 @@ backends. Expectations follow graph-entry.md's stages: the exact problems found,
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
 from stage_ops import COUNTED_META_CALLS, NS, OPS, context
 
+import opkit
 from opkit.verify import check_graph_entry, stages
+from opkit.verify.backends import BACKENDS, EMULATED_NPUGRAPH_EX, Backend, GraphCapture
 from opkit.verify.check import backend_notes
-from pathlib import Path
-
-from opkit.verify.backends import BACKENDS
 from opkit.verify.npugraph_ex import Emulation
 from opkit.verify.npugraph_ex.capture import CaptureViolation
 from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
 from opkit.verify.npugraph_ex.wheel import Wheel
 from opkit.verify.report import Comparison, GraphBreak, MetaCheck, OpcheckResult, OpInGraph, Problem, SkippedCheck, Stage, UncapturableOp
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
-from opkit.verify.backends import EMULATED_NPUGRAPH_EX, Backend, GraphCapture
 from opkit.verify.stages.calls import CompiledCall, CompileRun
 from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
@@ -1453,3 +1456,23 @@ def test_backend_notes_of_each_backend():
     ]
     assert backend_notes("eager", BACKENDS["eager"], why) == [NO_AOT]
     assert backend_notes("inductor", BACKENDS["inductor"], None) == []
+
+
+def test_auto_without_a_wheel_runs_aot_eager_and_the_report_says_why(tmp_path):
+    """Where the emulation cannot load (OPKIT_TORCH_NPU names no wheel), ``auto`` falls back to aot_eager and the
+    report's notes say why. A fresh process: the wheel is looked up once per process."""
+    # Run in-process as well: mutation testing runs a test against the mutants of the functions it calls here.
+    assert check_graph_entry(torch.ops.aten.relu.default, (X,), backend="eager", opcheck=False).backend == "eager"
+    missing = tmp_path / "no-such-wheel.whl"
+    script = (
+        "import json, torch\n"
+        "from opkit.verify import check_graph_entry\n"
+        "r = check_graph_entry(torch.ops.aten.relu.default, (torch.ones(2, 3),), opcheck=False)\n"
+        "print(json.dumps([r.backend, r.ok, list(r.notes)]))\n"
+    )
+    root = os.path.dirname(os.path.dirname(opkit.__file__))  # the opkit this process runs (mutated under mutation testing)
+    env = {**os.environ, "OPKIT_TORCH_NPU": str(missing), "OPKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    backend, ok, notes = json.loads(out.splitlines()[-1])
+    assert (backend, ok) == ("aot_eager", True)
+    assert notes[0] == f"backend auto ran aot_eager: npugraph_ex cannot be emulated: OPKIT_TORCH_NPU={missing}: no such wheel file or directory"
