@@ -71,6 +71,7 @@ SUITES = {
     "opkit/verify/graphs.py": ["tests/verify/test_graphs_units.py"],
     "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],
     "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
+    "opkit/verify/npugraph_ex/wheel.py": ["tests/verify/test_npugraph_ex_wheel_units.py"],
     "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
     "opkit/verify/check.py": ["tests/verify/test_verify_broken_ops.py", "tests/verify/test_stage_units.py", "tests/verify/test_assertions_units.py"],
     "opkit/verify/backends.py": ["tests/verify/test_backends_units.py", "tests/verify/test_stage_units.py"],
@@ -226,6 +227,16 @@ TIMEOUT = "timeout_constant = 10\n"
 # mutant's process reads compiled modules instead of compiling them again.
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
 ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant too
+# Added for one module's runs (path prefix -> variables). wheel.py: tests/conftest.py's session fixture obtains the real
+# torch-npu wheel unless OPKIT_TORCH_NPU is set, which in a mutant's process would call the mutated obtain() (pip download
+# from the index); the wheel's unit tests set or unset OPKIT_TORCH_NPU themselves, and PIP_NO_INDEX keeps any pip offline.
+MODULE_ENV = {"opkit/verify/npugraph_ex/wheel.py": {"OPKIT_TORCH_NPU": os.devnull, "PIP_NO_INDEX": "1"}}
+
+
+def env_for(module: str) -> dict[str, str]:
+    return {**ENV, **next((extra for prefix, extra in MODULE_ENV.items() if module.startswith(prefix)), {})}
+
+
 # The console script, not `python -m mutmut`: that would put the unmutated copy first on sys.path.
 MUTMUT = shutil.which("mutmut") or ""
 
@@ -354,7 +365,7 @@ def main() -> int:
     (work / "mutation_gc_freeze.py").write_text("import gc\n\ngc.freeze()\n")
     (work / "preload.txt").write_text("\n".join(PRELOAD) + "\nmutation_gc_freeze\n")
     (work / "mutation_fresh_memos.py").write_text(FRESH_MEMOS_PLUGIN)
-    subprocess.run([MUTMUT, "run", "--max-children", args.max_children], cwd=work, env=ENV, check=False)
+    subprocess.run([MUTMUT, "run", "--max-children", args.max_children], cwd=work, env=env_for(module), check=False)
     return report(work, module)
 
 
@@ -410,11 +421,11 @@ def again(work: Path, module: str, max_children: str) -> int:
     if not survivors and mutated:  # a run is what makes mutmut mutate the changed files again
         survivors = [p.removesuffix(".py").replace("/", ".") + ".*" for p in mutated]
     if survivors:
-        subprocess.run([MUTMUT, "run", "--max-children", max_children, *survivors], cwd=work, env=ENV, check=False)
+        subprocess.run([MUTMUT, "run", "--max-children", max_children, *survivors], cwd=work, env=env_for(module), check=False)
     if mutated:  # the changed functions' mutants, mutated again by that run
         unchecked = [n for n, s in results(work).items() if s == "not checked" and n not in EQUIVALENT]
         if unchecked:
-            subprocess.run([MUTMUT, "run", "--max-children", max_children, *unchecked], cwd=work, env=ENV, check=False)
+            subprocess.run([MUTMUT, "run", "--max-children", max_children, *unchecked], cwd=work, env=env_for(module), check=False)
     return report(work, module)
 
 

@@ -123,7 +123,8 @@ def _layout_error_from_zip(wheel_file: Path) -> WheelUnavailable:
 
 @contextlib.contextmanager
 def _locked(path: Path):
-    """One process at a time downloads or unpacks a version (parallel test workers share the cache)."""
+    """One process at a time downloads or unpacks a version (parallel test workers share the cache). The lock of
+    ``<version>`` is ``<version>.lock`` beside it (``with_suffix`` made both 2.13.0 and 2.13.1 lock ``2.13.lock``)."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +144,7 @@ def _from_path(source: str) -> Wheel:
         except IndexError:
             version = "unknown"
         dest = cache_root() / f"{version}-{path.stat().st_size}"
-        with _locked(dest.with_suffix(".lock")):
+        with _locked(dest.parent / f"{dest.name}.lock"):
             if not (dest / _PACKAGE).is_dir():
                 try:
                     _unpack(path, dest)
@@ -186,7 +187,7 @@ def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel
     version = torch_npu_version(torch_version)
     check_supported(version)
     dest = cache_root() / version
-    with _locked(dest.with_suffix(".lock")):
+    with _locked(dest.parent / f"{dest.name}.lock"):
         if (dest / _PACKAGE).is_dir():
             return Wheel(version, dest, "cache")
         _download(version, dest)
