@@ -138,6 +138,18 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.merge.x__git_merge__mutmut_30": "no stdin=: as above",
     "opkit.generate.merge.x__matched__mutmut_4": "SequenceMatcher(autojunk=None): difflib only tests its truth, None is False",
     "opkit.generate.merge.x__line_end__mutmut_7": "return -2 for -1 ('cannot tell'): _crlf_needed reads it only as true (if needs_cr) and as not 1",
+    "opkit.verify.npugraph_ex.wheel.x_torch_npu_version__mutmut_5": "metadata.version('TORCH'): importlib.metadata finds a distribution by its normalised name, case-insensitively",
+    **{f"opkit.verify.npugraph_ex.wheel.x_{fn}__mutmut_{n}": "split('+') or split('+', 2) for split('+', 1): element [0] is the text before the first '+' either way"
+       for fn, ns in (("torch_npu_version", (9, 12)), ("_version_of_tree", (22, 35)), ("_from_path", (11, 17))) for n in ns},
+    **{f"opkit.verify.npugraph_ex.wheel.x__version_of_tree__mutmut_{n}": "read_text without encoding='utf-8' (the locale's, UTF-8 here): every locale"
+       " encoding agrees with UTF-8 on ASCII, only the ASCII __version__ line is read, and errors='replace' keeps any other byte harmless" for n in (8, 10)},
+    "opkit.verify.npugraph_ex.wheel.x__version_of_tree__mutmut_13": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
+    **{f"opkit.verify.npugraph_ex.wheel.x__unpack__mutmut_{n}": "another prefix of the temporary sibling: mkdtemp makes its name unique either way,"
+       " and it is renamed to dest or removed, so the name is read nowhere" for n in (9, 11, 14)},
+    **{f"opkit.verify.npugraph_ex.wheel.x__unpack__mutmut_{n}": "rmtree(tmp) without ignore_errors: tmp is the fresh directory _unpack made, holding only"
+       " what it extracted, and its owner removes it without error" for n in (35, 37, 38)},
+    **{f"opkit.verify.npugraph_ex.wheel.x__download__mutmut_{n}": "another prefix of pip's temporary download folder: only the wheel inside is read"
+       " (a glob of torch_npu-*.whl), never the folder's name" for n in (1, 2, 3)},
     "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
     "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
     "opkit.schema_fastpath.x_parse_simple__mutmut_60":

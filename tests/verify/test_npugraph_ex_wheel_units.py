@@ -119,6 +119,8 @@ def test_cache_root_is_torch_npu_under_opkits_cache_dir(cache):
         ("__version__='2.13.0'", "2.13.0"),
         ("git_version = 'abc'\n# __version__ = '9'\n    __version__ = '8'\n__version__ = '2.13.0'\n__version__ = '7'\n", "2.13.0"),
         ("__version__ = '2.13.0=post1'\n", "2.13.0=post1"),
+        ("__version__ = 'X2.13.0X'\n", "X2.13.0X"),  # only quotes are stripped
+        ("__version__ = '2.13.0+cpu+x'\n", "2.13.0"),  # everything from the first '+' 
         ("VERSION = '2.13.0'\n", "unknown"),
     ],
 )
@@ -241,6 +243,11 @@ def test_a_wheel_file_already_unpacked_is_read_from_the_cache(cache, tmp_path):
     (first.root / "torch_npu" / "dynamo" / "npugraph_ex" / "marker.py").write_text("")
     assert wheel._from_path(str(whl)) == first
     assert (first.root / "torch_npu" / "dynamo" / "npugraph_ex" / "marker.py").is_file()  # not unpacked again
+
+
+def test_a_wheel_file_version_ends_at_the_first_plus(cache, tmp_path):
+    whl = make_zip(tmp_path / "torch_npu-2.14.0+cpu+x-py3-none-any.whl", npugraph_ex_members())
+    assert wheel._from_path(str(whl)).version == "2.14.0"
 
 
 def test_a_wheel_file_name_without_a_version_is_unknown(cache, tmp_path):
