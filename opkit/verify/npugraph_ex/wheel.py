@@ -121,8 +121,7 @@ def _layout_error_from_zip(wheel_file: Path) -> WheelUnavailable:
     return WheelUnavailable(f"{wheel_file.name} holds no torch_npu/dynamo/npugraph_ex/ package")
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
+def _lock(path: Path):
     """One process at a time downloads or unpacks a version (parallel test workers share the cache). The lock of
     ``<version>`` is ``<version>.lock`` beside it (``with_suffix`` made both 2.13.0 and 2.13.1 lock ``2.13.lock``)."""
     import fcntl
@@ -134,6 +133,10 @@ def _locked(path: Path):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# Wrapped by a call, not a decorator, here and for obtain: mutmut 3 never mutates a decorated function.
+_locked = contextlib.contextmanager(_lock)
 
 
 def _from_path(source: str) -> Wheel:
@@ -175,8 +178,7 @@ def _download(version: str, dest: Path) -> None:
         _unpack(wheels[0], dest)
 
 
-@functools.lru_cache(maxsize=4)
-def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel:
+def _obtain(source: str | None = None, torch_version: str | None = None) -> Wheel:
     """The unpacked torch-npu tree to emulate; raises WheelUnavailable with the reason."""
     source = source or os.environ.get(ENV_VAR) or None
     if source:
@@ -192,3 +194,6 @@ def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel
             return Wheel(version, dest, "cache")
         _download(version, dest)
     return Wheel(version, dest, "pip download")
+
+
+obtain = functools.lru_cache(maxsize=4)(_obtain)  # once per process and source (tests call obtain.cache_clear())
