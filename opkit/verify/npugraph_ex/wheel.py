@@ -121,9 +121,9 @@ def _layout_error_from_zip(wheel_file: Path) -> WheelUnavailable:
     return WheelUnavailable(f"{wheel_file.name} holds no torch_npu/dynamo/npugraph_ex/ package")
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    """One process at a time downloads or unpacks a version (parallel test workers share the cache)."""
+def _lock(path: Path):
+    """One process at a time downloads or unpacks a version (parallel test workers share the cache). The lock of
+    ``<version>`` is ``<version>.lock`` beside it (``with_suffix`` made both 2.13.0 and 2.13.1 lock ``2.13.lock``)."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,6 +135,10 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# Wrapped by a call, not a decorator, here and for obtain: mutmut 3 never mutates a decorated function.
+_locked = contextlib.contextmanager(_lock)
+
+
 def _from_path(source: str) -> Wheel:
     path = Path(source).expanduser()
     if path.is_file() and path.suffix == ".whl":
@@ -143,7 +147,7 @@ def _from_path(source: str) -> Wheel:
         except IndexError:
             version = "unknown"
         dest = cache_root() / f"{version}-{path.stat().st_size}"
-        with _locked(dest.with_suffix(".lock")):
+        with _locked(dest.parent / f"{dest.name}.lock"):
             if not (dest / _PACKAGE).is_dir():
                 try:
                     _unpack(path, dest)
@@ -174,8 +178,7 @@ def _download(version: str, dest: Path) -> None:
         _unpack(wheels[0], dest)
 
 
-@functools.lru_cache(maxsize=4)
-def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel:
+def _obtain(source: str | None = None, torch_version: str | None = None) -> Wheel:
     """The unpacked torch-npu tree to emulate; raises WheelUnavailable with the reason."""
     source = source or os.environ.get(ENV_VAR) or None
     if source:
@@ -186,8 +189,11 @@ def obtain(source: str | None = None, torch_version: str | None = None) -> Wheel
     version = torch_npu_version(torch_version)
     check_supported(version)
     dest = cache_root() / version
-    with _locked(dest.with_suffix(".lock")):
+    with _locked(dest.parent / f"{dest.name}.lock"):
         if (dest / _PACKAGE).is_dir():
             return Wheel(version, dest, "cache")
         _download(version, dest)
     return Wheel(version, dest, "pip download")
+
+
+obtain = functools.lru_cache(maxsize=4)(_obtain)  # once per process and source (tests call obtain.cache_clear())
