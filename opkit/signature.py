@@ -515,6 +515,11 @@ def _layout(text: str, dialect: Dialect) -> _Layout:
         raise fail("expected '(' after the op name", len(text) + 1, "a schema reads name(Type arg, ...) -> Return")
     close_at = _matching_paren(text, open_at)
     if close_at < 0:
+        try:  # a string left open swallows the ')' (torch.library's dialect met the lexer before; op-plugin's has not)
+            torch_lexer.blank_out(text)
+        except torch_lexer.LexError as e:
+            if e.message == "unterminated string literal":
+                raise fail(e.message, e.index + 1) from None
         raise fail("unbalanced '(' in the argument list", open_at + 1)
     name = text[:open_at]
     rest = text[close_at + 1 :]

@@ -743,6 +743,9 @@ INPLACE_HINT = "for op-plugin, write an in-place op as a mutable op: no trailing
         ('f(str eq="a=b", int[2] p=[1, 1]) -> Tensor', 3, "string default of 'str eq=\"a=b\"' contains '='", QUOTED_HINT, None),
         ('f(Tensor x, str s="a, b") -> Tensor', 13, "string default of 'str s=\"a, b\"' contains ', '", QUOTED_HINT, None),
         ('f(Tensor x, str eq="(x y)", Foo z) -> Tensor', 29, "unknown type 'Foo'", None, None),
+        # a string left open swallows the ')': said at its quote (torch: "expected a valid token but found '"'")
+        ('f(Tensor x, str s="a, Foo y) -> Tensor', 19, "unterminated string literal", None, None),
+        ("f(Tensor x, (int k) -> Tensor", 2, "unbalanced '(' in the argument list", None, None),
         ("f(Tensor x, Foo y) -> Tensor", 13, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> Foo", 16, "unknown type 'Foo'", None, None),
         ("f(Tensor x) -> (Tensor, Foo)", 25, "unknown type 'Foo'", None, None),
@@ -946,4 +949,4 @@ def test_an_unterminated_string_in_an_op_plugin_schema_ends_the_search_for_its_p
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-    assert (e.column, e.message) == (2, "unbalanced '(' in the argument list")
+    assert (e.column, e.message) == (9, "unterminated string literal")
