@@ -639,31 +639,30 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
     except SchemaError as e:
         return e
     for piece in layout.arguments:
-        # torchgen splits arguments at ', ' and an argument at its one '=': a default that breaks either split gets
-        # a confusing message. A quoted default may hold other spaces (torchgen reads str s="(x y)").
-        default = piece.text.partition("=")[2]
-        if default[:1] in ("'", '"'):
-            problem = "'='" if "=" in default else "', '" if ", " in default else None
-            if problem:
-                return SchemaError(
-                    f"string default of {piece.text!r} contains {problem}",
-                    text=text,
-                    column=piece.column,
-                    dialect=dialect,
-                    hint="op-plugin's codegen splits arguments at ', ' and an argument at its '=': a string default can hold neither",
-                )
-        elif re.search(r"[\[(][^\])]*\s", default):
-            return SchemaError(
-                f"default of {piece.text!r} contains spaces",
-                text=text,
-                column=piece.column,
-                dialect=dialect,
-                hint="op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]",
-            )
+        split = _default_split_problem(piece.text)
+        if split is not None:
+            return SchemaError(split[0], text=text, column=piece.column, dialect=dialect, hint=split[1])
     message = _torchgen_message(exc)
     error = SchemaError(message, text=text, column=_locate_op_plugin_error(text, layout), dialect=dialect, hint=_hint_for(message))
     error.canonical = _canonical_op_plugin_spelling(text)
     return error
+
+
+def _default_split_problem(piece: str) -> tuple[str, str] | None:
+    """(message, hint) for an argument whose default breaks torchgen's splits, which give a confusing message: it
+    splits arguments at ', ' and an argument at its one '='. A quoted default may hold other spaces (torchgen reads
+    str s="(x y)")."""
+    default = piece.partition("=")[2]
+    if default[:1] in ("'", '"'):
+        problem = "'='" if "=" in default else "', '" if ", " in default else None
+        if problem is None:
+            return None
+        return (f"string default of {piece!r} contains {problem}",
+                "op-plugin's codegen splits arguments at ', ' and an argument at its '=': a string default can hold neither")
+    if re.search(r"[\[(][^\])]*\s", default):
+        return (f"default of {piece!r} contains spaces",
+                "op-plugin's codegen splits arguments at ', ': write defaults without spaces, e.g. int[2] pads=[1,1]")
+    return None
 
 
 def _canonical_op_plugin_spelling(text: str) -> str | None:

@@ -211,15 +211,16 @@ def test_unpack_of_a_file_that_is_not_a_zip_raises_and_leaves_nothing(tmp_path):
 
 
 def test_locked_holds_an_exclusive_lock_until_the_block_ends(tmp_path):
+    dest = tmp_path / "a" / "b" / "2.13.0"
     lock = tmp_path / "a" / "b" / "2.13.0.lock"
-    with wheel._locked(lock):
+    with wheel._locked(dest):
         assert lock.is_file()
         with open(lock) as other:  # another open file: flock locks conflict between them
             with pytest.raises(BlockingIOError):
                 fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
     with open(lock) as other:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    with wheel._locked(lock):  # an existing lock file is reused
+    with wheel._locked(dest):  # an existing lock file is reused
         pass
     assert lock.read_text() == ""
 

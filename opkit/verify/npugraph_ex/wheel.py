@@ -121,11 +121,12 @@ def _layout_error_from_zip(wheel_file: Path) -> WheelUnavailable:
     return WheelUnavailable(f"{wheel_file.name} holds no torch_npu/dynamo/npugraph_ex/ package")
 
 
-def _lock(path: Path):
-    """One process at a time downloads or unpacks a version (parallel test workers share the cache). The lock of
+def _lock(dest: Path):
+    """One process at a time downloads or unpacks into ``dest`` (parallel test workers share the cache). The lock of
     ``<version>`` is ``<version>.lock`` beside it (``with_suffix`` made both 2.13.0 and 2.13.1 lock ``2.13.lock``)."""
     import fcntl
 
+    path = dest.parent / f"{dest.name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -147,7 +148,7 @@ def _from_path(source: str) -> Wheel:
         except IndexError:
             version = "unknown"
         dest = cache_root() / f"{version}-{path.stat().st_size}"
-        with _locked(dest.parent / f"{dest.name}.lock"):
+        with _locked(dest):
             if not (dest / _PACKAGE).is_dir():
                 try:
                     _unpack(path, dest)
@@ -189,7 +190,7 @@ def _obtain(source: str | None = None, torch_version: str | None = None) -> Whee
     version = torch_npu_version(torch_version)
     check_supported(version)
     dest = cache_root() / version
-    with _locked(dest.parent / f"{dest.name}.lock"):
+    with _locked(dest):
         if (dest / _PACKAGE).is_dir():
             return Wheel(version, dest, "cache")
         _download(version, dest)
