@@ -31,14 +31,6 @@ Key = tuple[str, Dialect]
 FORMAT = 2
 
 
-def cache_dir() -> Path:
-    return cachedir.location()
-
-
-def enabled() -> bool:
-    return cachedir.enabled()
-
-
 @functools.lru_cache(maxsize=1)
 def fingerprint() -> str:
     """The code whose results may be reused: opkit's own (its content, not only its version) and torchgen's parser."""

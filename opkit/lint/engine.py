@@ -198,13 +198,14 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
-    from opkit.lint import cache, result_cache
+    from opkit import cachedir
+    from opkit.lint import result_cache
 
     problems: list[Finding] = []
     groups = discover(paths, problems)
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
-    caching = use_cache and cache.enabled()
+    caching = use_cache and cachedir.enabled()
     rules = sorted(code for code in load_rules() if selection.enabled(code))
     findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
     files = 0

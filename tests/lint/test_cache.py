@@ -107,7 +107,7 @@ def test_small_inputs_get_no_parse_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("OPKIT_CACHE_DIR", str(tmp_path / "cache"))
     lint(schemas=["my_op(Tensor x) -> Tensor"])
     assert not list((tmp_path / "cache").glob("schemas-*.json"))
-    assert parse_cache.cache_dir() == tmp_path / "cache"
+    assert cachedir.location() == tmp_path / "cache"
 
 
 # ------------------------------------------------------------------------------------------------
