@@ -9,8 +9,9 @@ rewritten in place, but only after its new length has been reserved (``posix_fal
 disk fails there, before a byte changes. Any later error writes the old bytes back.
 
 ``unchanged`` guards a read-modify-write against another program (one that takes no lock): the
-target's identity, size, mtime and content hash as read are compared again just before the rename,
-and ``ChangedMeanwhile`` is raised (nothing written) when they differ.
+target's identity, size, mtime and content hash as read are compared again just before the rename
+and, on the old file held open, just after it (that program's version is then put back), and
+``ChangedMeanwhile`` is raised (nothing of the caller's written) when they differ.
 """
 
 from __future__ import annotations
@@ -49,11 +50,21 @@ class Snapshot:
     def still_holds(self, path: str | os.PathLike) -> bool:
         """The file at ``path`` is the one read, with the same bytes (re-hashed: an mtime can stay within one tick)."""
         try:
-            with open(path, "rb") as f:
-                info = os.fstat(f.fileno())
-                if (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns) != (self.device, self.inode, self.size, self.mtime_ns):
-                    return False
-                return hashlib.sha256(f.read(self.size + 1)).hexdigest() == self.sha256
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return False
+        try:
+            return self.holds_for(fd)
+        finally:
+            os.close(fd)
+
+    def holds_for(self, fd: int) -> bool:
+        """The open file ``fd`` is the one read, with the same bytes."""
+        try:
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns) != (self.device, self.inode, self.size, self.mtime_ns):
+                return False
+            return hashlib.sha256(os.pread(fd, self.size + 1, 0)).hexdigest() == self.sha256
         except OSError:
             return False
 
@@ -100,10 +111,12 @@ def _write_beside_and_rename(path: Path, data: bytes, info: os.stat_result | Non
                 with contextlib.suppress(OSError):  # only root may give a file away; others keep their own
                     os.fchown(f.fileno(), info.st_uid, info.st_gid)
             os.fsync(f.fileno())
-        if unchanged is not None and not unchanged.still_holds(path):
-            raise ChangedMeanwhile(f"{path} was changed by another program while opkit was editing it; nothing was written")
-        os.replace(tmp, path)
-        tmp = None
+        if unchanged is None:
+            os.replace(tmp, path)
+            tmp = None
+        else:
+            _replace_unless_changed(tmp, path, unchanged, info)
+            tmp = None
         _fsync_directory(path.parent)
     except WriteFailed:
         raise
@@ -113,6 +126,28 @@ def _write_beside_and_rename(path: Path, data: bytes, info: os.stat_result | Non
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _replace_unless_changed(tmp: str, path: Path, unchanged: Snapshot, info: os.stat_result | None) -> None:
+    """Rename ``tmp`` over ``path`` if the file there is still ``unchanged``. The old file stays open across
+    the rename: a write another program made to it between the check and the rename is caught after it,
+    and that program's version is put back. Either way of failing raises ChangedMeanwhile."""
+    changed = ChangedMeanwhile(f"{path} was changed by another program while opkit was editing it; nothing was written")
+    try:
+        old = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        raise changed from None
+    try:
+        if not unchanged.holds_for(old):
+            raise changed
+        os.replace(tmp, path)
+        if unchanged.holds_for(old):
+            return
+        theirs = os.pread(old, os.fstat(old).st_size, 0)
+    finally:
+        os.close(old)
+    _write_beside_and_rename(path, theirs, info, None, None)
+    raise changed
 
 
 def _rewrite_in_place(path: Path, data: bytes, unchanged: Snapshot | None) -> None:

@@ -46,6 +46,12 @@ CASES = {
     "lint-yaml-billion-laughs": Case("refused", ("lint", "{tmp}/x.yaml"), "E003 aliases expand to more than 1,000,000 nodes", {"x.yaml": BILLION_LAUGHS}),
     "lint-yaml-too-many-aliases": Case("refused", ("lint", "{tmp}/x.yaml"), "E003 more than 10000 aliases", {"x.yaml": b"a: &a 1\ncustom: [" + b"*a, " * 10001 + b"]\n"}),
     "lint-fifo": Case("refused", ("lint", "{tmp}/pipe.yaml"), "E001 is not a regular file (a FIFO)", {"pipe.yaml": FIFO}),
+    "lint-baseline-fifo": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/pipe.json"), "pipe.json: cannot read the baseline: is not a regular file (a FIFO)", {"x.yaml": b"custom: []\n", "pipe.json": FIFO}),
+    "lint-baseline-dev-zero": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "/dev/zero"), "/dev/zero: cannot read the baseline: is not a regular file (a character device)", {"x.yaml": b"custom: []\n"}),
+    "lint-write-baseline-fifo": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/pipe.json", "--write-baseline"), "pipe.json: not a regular file", {"x.yaml": b"custom: []\n", "pipe.json": FIFO}),
+    "lint-baseline-nested-deeply": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json: not a baseline file opkit can read: nested too deeply", {"x.yaml": b"custom: []\n", "b.json": b"[" * 100_000 + b"]" * 100_000}),
+    "lint-baseline-count-1e400": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json:1:54: not a baseline file opkit can read: invalid JSON: number 1e400 is out of range", {"x.yaml": b"custom: []\n", "b.json": b'{"format": 1, "findings": [{"code": "S101", "count": 1e400, "path": "x", "op": "", "fingerprint": "f"}]}'}),
+    "lint-baseline-count-not-an-integer": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json: malformed baseline entry", {"x.yaml": b"custom: []\n", "b.json": b'{"format": 1, "findings": [{"code": "S101", "count": 0.5, "path": "x", "op": "", "fingerprint": "f"}]}'}),
     "lint-pyproject-not-utf8": Case("refused", ("lint", "--schema", "my_op(Tensor x) -> Tensor"), "cannot read settings: not UTF-8", {"pyproject.toml": b'x = "\xff"\n'}),
     # opkit new
     "new-over-long-name": Case("refused", ("new", LONG, "--no-verify", "--msopgen", "builtin"), "File name too long"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -132,6 +134,31 @@ def test_unreadable_baseline_is_a_usage_error(tmp_path, run_opkit, content, mess
     assert code == 2 and message in out and "Traceback" not in out
     code, out = run_opkit("lint", str(tmp_path / "ops.yaml"), "--baseline", str(tmp_path / "absent.json"))
     assert code == 2 and "--write-baseline" in out
+
+
+def test_write_baseline_on_a_full_disk_keeps_the_old_baseline_byte_identical(small_disk, run_opkit):
+    path = small_disk.path / "ops.yaml"
+    path.write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+    baseline = small_disk.path / "baseline.json"
+    baseline.write_text('{"format": 1, "tool": "opkit lint", "findings": []}\n')
+    old = baseline.read_bytes()
+    small_disk.fill()
+    code, out = run_opkit("lint", str(path), "--baseline", str(baseline), "--write-baseline")
+    assert code == 2 and out.count("No space left on device") == 1 and "the old baseline is kept" in out, out
+    assert baseline.read_bytes() == old
+    assert sorted(p.name for p in small_disk.path.iterdir()) == [".filler", "baseline.json", "ops.yaml"]
+
+
+def test_write_baseline_keeps_the_files_mode_and_hard_links(tmp_path, run_opkit):
+    path = tmp_path / "ops.yaml"
+    path.write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("{}")
+    baseline.chmod(0o640)
+    os.link(baseline, tmp_path / "linked.json")
+    assert run_opkit("lint", str(path), "--baseline", str(baseline), "--write-baseline")[0] == 0
+    assert (tmp_path / "linked.json").read_bytes() == baseline.read_bytes() and json.loads(baseline.read_text())["findings"]
+    assert stat.S_IMODE(baseline.stat().st_mode) == 0o640
 
 
 def _git(cwd: Path, *args: str) -> None:
