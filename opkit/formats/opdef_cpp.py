@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opkit import msopgen
-from opkit.adopt.model import AdoptError, Skipped, dtype_default, SourceAttr, SourceOp, SourceTensor
+from opkit.formats.files import InputError, NotLinted
+from opkit.formats.noqa import NoqaMap
+from opkit.formats.schema_site import SchemaSite
+from opkit.formats.source_op import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor, dtype_default
 
 # opkit's generated op_host states the PyTorch schema it was generated from (a comment; data, not code).
 SCHEMA_COMMENT = "// PyTorch schema: "
@@ -430,3 +433,35 @@ def _expand_columns(descriptors: list[dict]) -> dict[int, tuple[tuple[str, ...],
         pairs = [col[id(d)] for col in columns]
         result[id(d)] = (tuple(t or "" for t, _ in pairs), tuple(f for _, f in pairs))
     return result
+
+
+# -- the file as `opkit lint` reads it ------------------------------------------------------------
+# A file found by walking a directory without ``OpDef`` in it (a kernel, a tiling source) is not read;
+# one that cannot be read as OpDefs (unbalanced brackets, an unknown dtype, ...) is E002 at its line.
+
+
+@dataclass(eq=False)
+class OpDefFile:
+    path: str
+    text: str
+    ops: list[SourceOp]
+    structure_errors: list[InputError] = field(default_factory=list)
+    noqa: NoqaMap = field(default_factory=NoqaMap)
+
+    def schema_sites(self) -> list[SchemaSite]:
+        return []  # an OpDef declares no PyTorch schema; the drift rules (O1xx) pair it with one
+
+
+def load_opdef_cpp(path: str, text: str, *, explicit: bool = True) -> OpDefFile:
+    if "OpDef" not in text:
+        if not explicit:
+            raise NotLinted("a C++ file without an OpDef (a kernel or tiling source)")
+        raise InputError("E003", "no OpDef found (no `class X : public OpDef`)")
+    try:
+        names = op_types(text) or [None]
+        ops = [read_opdef(path, text, name) for name in names]
+    except AdoptError as exc:
+        if not explicit and "no OpDef found" in exc.message:
+            raise NotLinted("a C++ file that mentions OpDef but declares none") from None
+        raise InputError("E002", f"cannot read the OpDef: {exc.message}", line=exc.line or 1) from None
+    return OpDefFile(path, text, ops, noqa=NoqaMap.from_text(text, comment="//"))
