@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from opkit.atomic_write import ChangedMeanwhile, Snapshot, WriteFailed, replace_file, temporary_prefix
-from opkit.lint.sources import file_kind
+from opkit.formats.files import file_kind
 
 __all__ = ["ChangedMeanwhile", "FileWriteError", "Snapshot", "locked", "write_file"]
 

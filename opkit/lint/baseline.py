@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from opkit import jsonio
 from opkit.atomic_write import WriteFailed, replace_file
 from opkit.lint.finding import Finding, Severity
-from opkit.lint.sources import InputError, read_text
+from opkit.formats.files import InputError, read_text
 
 FORMAT = 1
 _LINE_NUMBER = re.compile(r"\b(line|lines|at) \d+\b")
