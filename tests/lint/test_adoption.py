@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -192,6 +193,50 @@ def test_a_directory_named_like_yaml_or_empty_is_reported(tmp_path, run_opkit):
     (tmp_path / "empty").mkdir()
     code, out = run_opkit("lint", str(tmp_path / "empty"))
     assert code == 2 and "All checks passed" not in out and "holds no .yaml" in out
+
+
+def _lint_as_another_user(paths: list[str]) -> tuple[int, list[tuple[str, str, str]]]:
+    """lint(paths) in a forked child that runs as uid/gid 65534 (root reads any directory): (exit code, findings)."""
+    import multiprocessing
+
+    lint(paths)  # every module the lint needs imported here, before the child loses access to them
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe()
+
+    def run() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+        result = lint(paths, use_cache=False)
+        child.send((result.exit_code(), [(f.code, f.path, f.message) for f in result.findings]))
+
+    process = context.Process(target=run)
+    process.start()
+    got = parent.recv() if parent.poll(60) else None
+    process.join(10)
+    assert got is not None and process.exitcode == 0
+    return got
+
+
+def test_an_unreadable_subdirectory_is_an_error_not_a_silent_skip(tmp_path):
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="opkit-unreadable-"))  # not under tmp_path: another user must reach it
+    try:
+        top.chmod(0o755)
+        (top / "ok.yaml").write_text("custom: []\n")
+        (top / "sub").mkdir()
+        (top / "sub" / "ops.yaml").write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+        (top / "sub").chmod(0)
+        if os.geteuid() == 0:
+            code, findings = _lint_as_another_user([str(top)])
+        else:
+            result = lint([str(top)], use_cache=False)
+            code, findings = result.exit_code(), [(f.code, f.path, f.message) for f in result.findings]
+        assert code == 2
+        assert findings == [("E001", str(top / "sub"), "cannot read directory: Permission denied; its files are not linted")]
+    finally:
+        (top / "sub").chmod(0o755)
+        shutil.rmtree(top)
 
 
 def test_each_project_directory_pairs_its_own_files(tmp_path):
