@@ -3,7 +3,7 @@
 torchgen's parser is the authority for op-plugin ``func`` strings and also the slowest step of
 linting a large op_plugin_functions.yaml (~0.1 ms a schema). Results are kept per schema string, so
 editing one entry re-parses only that entry, and are reused only by the same opkit code and the same
-installed torchgen (``fingerprint``): a cached run reports exactly what a cold run would. The file
+installed torchgen (``code_fingerprint``): a cached run reports exactly what a cold run would. The file
 is JSON (``opkit.cachedir``: data, never code), a result as plain lists (``encode``/``decode``);
 only the results a run asks for are turned back into objects. Set ``OPKIT_CACHE_DIR`` to move it,
 ``OPKIT_NO_CACHE=1`` or ``opkit lint --no-cache`` to bypass it. Any cache problem (missing, corrupt,
@@ -32,9 +32,15 @@ FORMAT = 2
 
 
 @functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The code that parse results and findings come from: opkit's own (by content, not only its version)
+    and the installed torchgen's parser. Both lint caches key on it."""
+    return hashlib.sha256(f"{cachedir.code_hash()}\0{parser_fingerprint()}".encode()).hexdigest()
+
+
 def fingerprint() -> str:
-    """The code whose results may be reused: opkit's own (its content, not only its version) and torchgen's parser."""
-    return hashlib.sha256(f"{FORMAT}\0{cachedir.code_hash()}\0{parser_fingerprint()}".encode()).hexdigest()
+    """What a parse-cache file must have been written by: this format and ``code_fingerprint()``."""
+    return hashlib.sha256(f"{FORMAT}\0{code_fingerprint()}".encode()).hexdigest()
 
 
 def _cache_file() -> Path | None:

@@ -12,26 +12,18 @@ cache (``opkit.lint.cache``) still serves a miss, so editing one entry re-parses
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
 from opkit import cachedir
+from opkit.lint.cache import code_fingerprint
 from opkit.lint.discovery import InputGroup
 from opkit.lint.finding import Finding, Severity
 
 FORMAT = 2
 # Oldest result files beyond this many are removed when one is written.
 MAX_FILES = 200
-
-
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """Identifies the code findings come from: opkit's own (by content) and torchgen's parser."""
-    from opkit.signature import parser_fingerprint
-
-    return hashlib.sha256(f"{cachedir.code_hash()}\0{parser_fingerprint()}".encode()).hexdigest()
 
 
 def key(group: InputGroup, texts: dict[str, str], settings: Iterable[object]) -> str:
