@@ -23,24 +23,22 @@ def test_pre_commit_hooks_run_opkit_lint_on_the_files_it_lints():
         assert not files.search("setup.py") and not files.search("ci/config.yaml")
 
 
-def test_console_script_and_pytest_plugin_are_declared():
+def _project() -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def test_console_script_and_pytest_plugin_are_declared():
+    project = _project()
     assert project["scripts"]["opkit"] == "opkit.cli:main"
     assert project["entry-points"]["pytest11"]["opkit"] == "opkit.verify.pytest_plugin"
     # torch is a range (never replacing an installed torch/torch_npu pair); torch-npu only as an extra.
     assert "torch>=2.6" in project["dependencies"]
     assert not any(d.startswith("torch-npu") for d in project["dependencies"])
     assert any(d.startswith("torch-npu") for d in project["optional-dependencies"]["npu"])
-
-
-def _project() -> dict:
-    import tomllib
-
-    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 
 def test_the_distribution_has_a_name_of_its_own():

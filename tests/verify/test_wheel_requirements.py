@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -60,6 +59,10 @@ def _third_party_imports(package: Path) -> dict[str, str]:
 
 
 def _declared() -> set[str]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     return {re.split(r"[\s<>=!~;\[]", d, maxsplit=1)[0].lower() for d in deps}
 
