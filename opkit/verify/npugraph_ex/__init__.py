@@ -84,6 +84,13 @@ def unavailable_reason() -> str | None:
         load()
     except WheelUnavailable as exc:
         return str(exc)
+    except ModuleNotFoundError as exc:
+        from opkit.verify.npugraph_ex.requirements import pip_name
+
+        return (
+            f"npugraph_ex from the torch-npu wheel imports {exc.name!r}, which is not installed in this Python "
+            f"({sys.executable}): pip install {pip_name(exc.name or '')}"
+        )
     except Exception as exc:  # the wheel's package failed to import behind the stand-in
         return f"npugraph_ex from the torch-npu wheel does not import behind opkit's stand-in: {type(exc).__name__}: {exc}"
     return None
