@@ -23,7 +23,7 @@ from jinja2.ext import Extension
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import OpSpec, format_dtypes
+from opkit.generate.spec import OpSpec, spec_text
 from opkit.generate.update import Update, record_generation, update_tree
 
 
@@ -44,20 +44,7 @@ class GeneratedProject:
 
 def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
     """The cookiecutter variables that reproduce ``spec`` (cookiecutter-op/cookiecutter.json)."""
-    return {
-        "name": spec.name,
-        "schema": spec.schema,
-        "style": spec.style,
-        "namespace": spec.namespace,
-        "dtypes": format_dtypes(spec.dtypes, spec.descriptor_dtypes),
-        "formats": ",".join(spec.formats),
-        "soc": ",".join(spec.soc),
-        "out_like": spec.out_like,
-        "vendor": spec.vendor,
-        "op_type": spec.op_type,
-        "outputs": ";".join(map(str, spec.outputs)),
-        "yaml_entry": spec.yaml_entry,
-    }
+    return spec_text(spec)
 
 
 def check_target(target: Path, *, force: bool) -> None:
