@@ -46,25 +46,36 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.next_steps import next_steps_text
-    from opkit.generate.project import TargetError, generate_project
-    from opkit.generate.spec import SpecError, make_spec
+    from opkit.generate.project import TargetError, generate_project, recorded_spec
+    from opkit.generate.spec import SpecError, make_spec, spec_changes
 
     options = dict(schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes, formats=formats, soc=soc,
                    out_like=out_like, vendor=vendor, op_type=op_type, outputs=list(outputs))  # fmt: skip
-    if source is None and name is None:
-        _fail("give NAME, or --from PATH to adopt an existing op")
+    context = click.get_current_context()
+    given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+    if source is None and name is None and not (force and out_dir):
+        _fail("give NAME, or --from PATH to adopt an existing op (or -o PROJECT with --force: its opkit.json names the op)")
     if source is None and source_op:
         _fail("--op picks an op of --from PATH; give --from")
     try:
+        recorded = recorded_spec(out_dir or name) if force else None
         if source is not None:
-            spec = _adopted_spec(source, source_op, name, options)
-            name = spec.name
+            spec, origin = _adopted_spec(source, source_op, name, options, given)
+        elif recorded is not None:
+            spec, origin = _spec_over(recorded, name, given, where=f"{out_dir or name}/opkit.json"), recorded
         else:
-            spec = make_spec(name, **options)
+            spec, origin = make_spec(name, **options), None
+        name = spec.name
         project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
+    before = recorded or origin
+    changes = spec_changes(before, spec) if before is not None else []
     click.echo(f"created {project.path} ({len(project.files)} files): {spec.schema}")
+    if before is not None:
+        click.echo(f"opkit.json: {'changed' if changes else 'unchanged'}{' (the options not given are as recorded)' if recorded is not None else ''}")
+        for change in changes:
+            click.echo(f"  {change}")
     if project.kept:
         click.echo(f"kept {len(project.kept)} of your files: {', '.join(project.kept)}")
     if project.merged:
@@ -91,13 +102,30 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 
 
-def _adopted_spec(source: str, source_op: str | None, name: str | None, options: dict):
-    """The spec adopted from ``source``, with the options the user gave on top; its report printed."""
-    from opkit.adopt import AdoptError, adopt
+def _spec_over(recorded, name: str | None, given: dict, *, where: str):
+    """The spec made again from a recorded one: the options given on the command line win, the others are its."""
+    from opkit.generate.spec import SpecError, make_spec, options_over
 
-    context = click.get_current_context()
-    given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
-    given.pop("inplace", None)
+    try:
+        return make_spec(name or recorded.name, **options_over(recorded, given))
+    except SpecError as exc:
+        raise SpecError(f"{exc} (the options not given on the command line are {where}'s)") from None
+
+
+def _adopted_spec(source: str, source_op: str | None, name: str | None, options: dict, given: dict):
+    """The spec adopted from ``source``, with the options the user gave on top, and the spec it started
+    from when that is an opkit project's own (else None); the adoption's report printed."""
+    from opkit.adopt import AdoptError, adopt
+    from opkit.generate.spec import is_project_source, load_spec
+
+    if is_project_source(source):
+        if source_op:
+            _fail(f"--op picks one op of a file that declares several; the opkit project {source} has one")
+        own = load_spec(source)
+        spec = _spec_over(own, name, given, where=source)
+        click.echo(f"adopted {spec.name} from {source} (opkit project): {spec.schema}")
+        return spec, own
+    given = {k: v for k, v in given.items() if k != "inplace"}
     try:
         adoption = adopt(source, op=source_op, name=name, **given)
     except AdoptError as exc:
@@ -108,7 +136,7 @@ def _adopted_spec(source: str, source_op: str | None, name: str | None, options:
         click.echo(f"skipped: {source}:{skipped.line}: {skipped.what}" if skipped.line else f"skipped: {source}: {skipped.what}")
     for note in adoption.notes:
         click.echo(f"not carried over: {note}")
-    return adoption.spec
+    return adoption.spec, None
 
 
 def _schema_warnings(spec, path) -> list[str]:

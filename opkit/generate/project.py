@@ -23,7 +23,7 @@ from jinja2.ext import Extension
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import OpSpec, spec_text
+from opkit.generate.spec import SPEC_FILE, OpSpec, spec_text
 from opkit.generate.update import Update, record_generation, update_tree
 
 
@@ -47,14 +47,35 @@ def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
     return spec_text(spec)
 
 
+def recorded_spec(target: str | os.PathLike) -> OpSpec | None:
+    """The spec the project at ``target`` was made from; None where there is no project yet (no directory,
+    or an empty one). A directory with files but no readable ``opkit.json`` is not an opkit project, and
+    ``--force`` leaves it alone: TargetError."""
+    from opkit.generate.spec import SpecError, load_spec
+
+    target = Path(target)
+    try:
+        if not target.is_dir() or target.is_symlink() or not any(target.iterdir()):
+            return None
+        return load_spec(target)
+    except SpecError as exc:
+        raise TargetError(f"{exc}; --force updates only a project opkit made (it re-reads its {SPEC_FILE}), never another directory") from None
+    except OSError as exc:
+        raise TargetError(f"cannot read {target}: {exc.strerror or exc}") from None
+
+
 def check_target(target: Path, *, force: bool) -> None:
     blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise TargetError(f"cannot create {target}: {blocking} is a file, not a directory")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise TargetError(f"{target} exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise TargetError(f"{target} exists and is not empty; use --force to regenerate it (your other files are kept)")
+    if force:
+        recorded_spec(target)
+    elif target.is_dir() and any(target.iterdir()):
+        if not os.path.lexists(target / SPEC_FILE):
+            raise TargetError(f"{target} exists and is not empty, and is not an opkit project: it has no {SPEC_FILE}; choose another directory with -o")
+        raise TargetError(f"{target} exists and is an opkit project; use --force to update it (your files and edits are kept)")
 
 
 def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = False, msopgen_mode: str = "auto") -> GeneratedProject:

@@ -317,7 +317,10 @@ def spec_changes(old: OpSpec, new: OpSpec) -> list[str]:
 
 
 def _shown(text: str) -> str:
-    return text if text else "(none)"
+    """A value as ``spec_changes`` prints it: quoted where it has spaces (a schema's own ``->``)."""
+    if not text:
+        return "(none)"
+    return repr(text) if any(ch.isspace() for ch in text) else text
 
 
 def _entry_text(entry: str | dict | None) -> str:
@@ -529,12 +532,19 @@ def _check_lint_clean(spec: OpSpec) -> None:
         raise SpecError(f"the schema fails `opkit lint` {first.code}: {first.message}{hint}")
 
 
-def load_spec(project_dir: str | os.PathLike) -> OpSpec:
-    """Read and re-validate ``opkit.json`` of a generated project."""
+def is_project_source(path: str | os.PathLike) -> bool:
+    """``opkit new --from`` a project: its directory or its opkit.json (adopted as the project's own spec)."""
+    return os.path.isdir(path) or os.path.basename(os.fspath(path)) == SPEC_FILE
+
+
+def load_spec(project: str | os.PathLike) -> OpSpec:
+    """Read and re-validate the spec of a generated project: its directory, or its ``opkit.json``."""
     from opkit import jsonio
     from opkit.lint.sources import InputError, read_text
 
-    path = os.path.join(project_dir, SPEC_FILE)
+    path = os.path.join(project, SPEC_FILE) if os.path.isdir(project) else os.fspath(project)
+    if os.path.isdir(project) and not os.path.lexists(path):
+        raise SpecError(f"{project} is not an opkit project: it has no {SPEC_FILE}")
     try:
         data, duplicate_keys = jsonio.loads(read_text(path))
     except InputError as exc:

@@ -271,7 +271,7 @@ def test_spec_from_json_names_opkit_json_by_default():
         ("[" * 5000, "{path} is nested too deeply to read"),
         ('{"name": "x"}', "{path}: (top level): 'schema' is a required property"),
         (b"\xff\xfe\x00", "cannot read {path}: binary file (contains NUL bytes)"),
-        (None, "cannot read {path}: cannot read: No such file or directory"),
+        (None, "{dir} is not an opkit project: it has no opkit.json"),
     ],
 )
 def test_load_spec_refusals(tmp_path, content, message):
@@ -282,7 +282,7 @@ def test_load_spec_refusals(tmp_path, content, message):
         path.write_text(content)
     with pytest.raises(SpecError) as err:
         load_spec(tmp_path)
-    assert str(err.value) == message.format(path=os.path.join(tmp_path, "opkit.json"))
+    assert str(err.value) == message.format(path=os.path.join(tmp_path, "opkit.json"), dir=tmp_path)
 
 
 def test_load_spec_reads_what_was_written(tmp_path):
