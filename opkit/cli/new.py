@@ -88,11 +88,17 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     for warning in _schema_warnings(spec, project.path):
         click.echo(f"warning: {warning}")
+    if project.binary:
+        click.echo(
+            f"left alone: {', '.join(project.binary)}: binary, so not merged; yours is kept as it is, and what opkit "
+            "generates now is under the same path in .opkit/generated/: bring its changes in by hand, then run `opkit verify`"
+        )
     if project.conflicts:
         click.echo(
             f"conflicts: your edits and the new generation change the same lines in {', '.join(project.conflicts)}; "
             "both are kept between <<<<<<< and >>>>>>> markers: resolve them, then run `opkit verify`"
         )
+    if project.conflicts or project.binary:
         sys.exit(1)
     compiles = _check_host_code(project.path)
     click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")

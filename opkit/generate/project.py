@@ -7,11 +7,13 @@ directory that a killed run left behind is removed by the next run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import functools
 import glob
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -24,7 +26,7 @@ from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
 from opkit.generate.spec import SPEC_FILE, OpSpec, spec_text
-from opkit.generate.update import Update, record_generation, update_tree
+from opkit.generate.update import Update, UpdateRefused, record_generation, update_tree
 
 
 class TargetError(ValueError):
@@ -40,6 +42,7 @@ class GeneratedProject:
     kept: tuple[str, ...] = field(default=())  # --force: the user's own files carried into the new project
     merged: tuple[str, ...] = field(default=())  # --force: generated files the user had edited, their edits kept
     conflicts: tuple[str, ...] = field(default=())  # --force: generated files with conflict markers to resolve
+    binary: tuple[str, ...] = field(default=())  # --force: generated files the user made binary, kept and not merged
 
 
 def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
@@ -97,6 +100,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         target.parent.mkdir(parents=True, exist_ok=True)
         clean_stale_staging(target)
         staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(target), dir=target.parent))
+        (staging / STAGING_MARK).touch()
     except OSError as exc:
         _remove_empty(created_parents)
         raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
@@ -117,19 +121,52 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             changes = update_tree(target, rendered, lambda: _render_previous(target, staging))
         _swap_into_place(rendered, target, staging)
     except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_staging(staging)
         _remove_empty(created_parents)
         if isinstance(exc, OSError):  # a full disk, a permission: one message, nothing left behind
             raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
+        if isinstance(exc, UpdateRefused):
+            raise TargetError(str(exc)) from None
         raise
     finally:
         os.close(in_use)
-    shutil.rmtree(staging, ignore_errors=True)
-    return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts)
+    remove_staging(staging)
+    return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts, changes.binary)
 
 
 def _staging_prefix(target: Path) -> str:
     return f".{target.name}.opkit-"
+
+
+# In every staging directory, first thing: what tells opkit's own from a user's folder that merely has such a name.
+STAGING_MARK = ".opkit-staging"
+_MKDTEMP_NAME = re.compile(r"[a-z0-9_]{8}")  # tempfile's random part
+
+
+def _is_staging(directory: Path, prefix: str) -> bool:
+    """A staging directory of opkit's: it holds the mark, or it is the empty directory a run killed right after
+    mkdtemp left (named as mkdtemp names, removed with rmdir, which cannot take anything with it)."""
+    if (directory / STAGING_MARK).is_file():
+        return True
+    return bool(_MKDTEMP_NAME.fullmatch(directory.name[len(prefix) :])) and not any(directory.iterdir())
+
+
+def remove_staging(staging: Path) -> None:
+    """Remove a staging directory, its mark last: a run killed meanwhile leaves it marked (or empty), so the
+    next run still knows it for opkit's."""
+    with os.scandir(staging) as entries:
+        for entry in entries:
+            if entry.name != STAGING_MARK:
+                path = Path(entry.path)
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+    with contextlib.suppress(OSError):
+        (staging / STAGING_MARK).unlink()
+    with contextlib.suppress(OSError):
+        staging.rmdir()
 
 
 def _hold(directory: Path) -> int:
@@ -147,8 +184,12 @@ def clean_stale_staging(target: Path) -> list[Path]:
     project as ``previous/`` in its staging directory: it is put back first.
     """
     removed = []
-    for stale in sorted(target.parent.glob(glob.escape(_staging_prefix(target)) + "*")):
-        if stale.is_symlink() or not stale.is_dir():
+    prefix = _staging_prefix(target)
+    for stale in sorted(target.parent.glob(glob.escape(prefix) + "*")):
+        try:
+            if stale.is_symlink() or not stale.is_dir() or not _is_staging(stale, prefix):
+                continue  # a user's file or folder of that name: never opkit's to remove
+        except OSError:
             continue
         try:
             fd = os.open(stale, os.O_RDONLY | os.O_CLOEXEC)
@@ -161,10 +202,15 @@ def clean_stale_staging(target: Path) -> list[Path]:
             continue  # a live run's
         try:
             previous = stale / "previous"
-            if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
-                os.rename(previous, target)
-            shutil.rmtree(stale, ignore_errors=True)
+            if (stale / STAGING_MARK).is_file():
+                if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
+                    os.rename(previous, target)
+                remove_staging(stale)
+            else:
+                os.rmdir(stale)  # the unmarked one is empty: rmdir takes nothing else with it
             removed.append(stale)
+        except OSError:
+            continue
         finally:
             os.close(fd)
     return removed
