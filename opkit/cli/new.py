@@ -86,8 +86,12 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
             click.echo(project.msopgen.output)
     else:
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
-    for warning in _schema_warnings(spec, project.path):
+    from opkit.generate.defaults import index_dtype_warnings, output_rule_notes
+
+    for warning in [*_schema_warnings(spec, project.path), *index_dtype_warnings(spec)]:
         click.echo(f"warning: {warning}")
+    for note in output_rule_notes(spec):
+        click.echo(f"note: {note}")
     if project.binary:
         click.echo(
             f"left alone: {', '.join(project.binary)}: binary, so not merged; yours is kept as it is, and what opkit "
