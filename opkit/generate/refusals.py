@@ -1,6 +1,10 @@
 """Documented refusals: schemas opkit will not generate by design, each answered with why and the corrected
 schema (and the exact ``opkit new`` command) to use instead.
 
+A command is suggested only when opkit accepts it: each is made into a spec before it is printed
+(``checked_command``), and where that fails the refusal says so instead of sending the user to a
+second refusal.
+
 README ("Type mapping", the "Refused" paragraph) lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
 ``Device``/``Layout``/``MemoryFormat`` arguments, non-tensor returns, and ops with no tensor input.
 """
@@ -12,7 +16,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from opkit.generate.outputs import OutputRule, default_out_like
-from opkit.generate.spec import SpecError, default_style
+from opkit.generate.spec import SpecError, default_style, make_spec
 from opkit.signature import REFUSED_TYPES, ArgType, Argument, Dialect, OpSignature, Return, SchemaError, parse_schema
 
 # A non-tensor return becomes a 0-dim tensor of this msOpGen dtype (an AI Core op writes only tensors).
@@ -37,22 +41,60 @@ def library_command(name: str, schema: str) -> str:
     return new_command(name, schema, style="library")
 
 
+def checked_command(name: str, schema: str, *, style: str = "", outputs: tuple[OutputRule, ...] = ()) -> tuple[str, SpecError | None]:
+    """The ``opkit new`` command for ``schema``, and why opkit would refuse it (None: it is accepted)."""
+    command = new_command(name, schema, style=style, outputs=outputs)
+    try:
+        make_spec(name, schema=schema, style=style or None, outputs=[str(r) for r in outputs] or None)
+    except SpecError as exc:
+        return command, exc
+    return command, None
+
+
 def library_suggestion(schema: str, name: str, style: str) -> str:
-    """When only torch.library's dialect takes the schema: the exact command that generates it."""
+    """When only torch.library's dialect takes the schema and opkit generates it in that style: the exact command."""
     if style == "library":
         return ""
     try:
         parse_schema(schema, Dialect.TORCH_LIBRARY)
     except SchemaError:
         return ""
-    return f"; torch.library takes it: use --style library: {library_command(name, schema)}"
+    command, problem = checked_command(name, schema, style="library")
+    if problem is not None:
+        return f"; torch.library's parser takes it, but --style library does not generate it either: {problem}"
+    return f"; torch.library takes it: use --style library: {command}"
+
+
+def library_use(name: str, schema: str) -> str:
+    """``; use --style library: COMMAND`` where opkit generates ``schema`` in the library style; else why not."""
+    command, problem = checked_command(name, schema, style="library")
+    if problem is not None:
+        return f"; --style library does not generate it either: {problem}"
+    return f"; use --style library: {command}"
+
+
+def refusal_in_style(schema: str, style: str) -> SpecError | None:
+    """A schema the style's own parser rejects for what a documented refusal corrects (torchgen rejects
+    ``my_add_(Tensor(a!) x, Tensor y) -> Tensor(a!)``): read with torch.library's parser, corrected in ``style``."""
+    try:
+        sig = parse_schema(schema, Dialect.TORCH_LIBRARY)
+    except SchemaError:
+        return None
+    dialect = Dialect.OP_PLUGIN if style == "op-plugin" else Dialect.TORCH_LIBRARY
+    try:
+        return refusal(replace(sig, dialect=dialect), schema, style)
+    except SchemaError:
+        return None  # the corrected text is not the style's either
 
 
 def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
     """The refusal of ``schema``, with ``fixed`` as written and the command that generates it (``--style`` only
     where the corrected name would not get ``style`` by default)."""
-    command = new_command(fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
-    return SpecError(f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text} ({command})")
+    command, problem = checked_command(fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
+    said = f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text}"
+    if problem is not None:
+        return SpecError(f"{said}, which opkit refuses too: {problem}")
+    return SpecError(f"{said} ({command})")
 
 
 def dimname_refusal(schema: str, style: str, dialect: Dialect) -> SpecError | None:

@@ -337,11 +337,11 @@ def _checked_signature(spec: OpSpec, *, inplace: bool = False) -> OpSignature:
     try:
         sig = spec.signature
     except SchemaError as exc:
-        from opkit.generate.refusals import dimname_refusal, library_suggestion
+        from opkit.generate.refusals import dimname_refusal, library_suggestion, refusal_in_style
 
-        dimname = dimname_refusal(spec.schema, spec.style, spec.dialect)
-        if dimname is not None:
-            raise dimname from None
+        refused = dimname_refusal(spec.schema, spec.style, spec.dialect) or refusal_in_style(spec.schema, spec.style)
+        if refused is not None:
+            raise refused from None
         raise SpecError(f"bad schema {spec.schema!r}: {exc}{library_suggestion(spec.schema, spec.name, spec.style)}") from None
     if sig.name != spec.name:
         raise SpecError(f"the schema names the op {sig.name!r}, but NAME is {spec.name!r}")
@@ -500,9 +500,9 @@ def _check_columns(spec: OpSpec, prototype: msopgen.Prototype) -> None:
 def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
     """torch.library.custom_op infers the schema from Python annotations; some schemas it cannot produce:
     those are answered with the --style library command that generates them."""
-    from opkit.generate.refusals import library_command
+    from opkit.generate.refusals import library_use
 
-    use = f"; use --style library: {library_command(spec.name, spec.schema)}"
+    use = library_use(spec.name, spec.schema)
     if sig.overload:
         raise SpecError(f"custom_op ops have no overload name ('.{sig.overload}'){use}")
     if any(r.name for r in sig.returns):
