@@ -16,7 +16,7 @@ def _fail(message: str) -> None:
 
 @click.command("new")
 @click.argument("name", required=False)
-@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, or an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]).")
+@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]), or an opkit project (its directory or opkit.json).")
 @click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or C++ file; a func name in a yaml).")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
@@ -31,7 +31,7 @@ def _fail(message: str) -> None:
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
 @click.option("-o", "--output-dir", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
-@click.option("--force", is_flag=True, help="Update an existing project: each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files are kept; conflicts are marked.")
+@click.option("--force", is_flag=True, help="Update an existing opkit project from its opkit.json: options not given keep their recorded values (each change is printed); each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files, folders, modes and owners are kept; conflicts are marked, binary files left alone.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
 def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
