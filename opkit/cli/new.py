@@ -58,9 +58,12 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     if source is None and source_op:
         _fail("--op picks an op of --from PATH; give --from")
     try:
-        recorded = recorded_spec(out_dir or name) if force else None
+        # the project --force updates: -o, else ./NAME (named by the adopted op when --from gives no NAME)
+        recorded = recorded_spec(out_dir or name) if force and (out_dir or name) else None
         if source is not None:
             spec, origin = _adopted_spec(source, source_op, name, options, given)
+            if force and not (out_dir or name):
+                recorded = recorded_spec(spec.name)
         elif recorded is not None:
             spec, origin = _spec_over(recorded, name, given, where=f"{out_dir or name}/opkit.json"), recorded
         else:

@@ -168,3 +168,12 @@ def test_options_given_win_and_defaults_are_chosen_again():
     assert options["style"] == "op-plugin" and options["out_like"] == "y"  # given; recorded (not the default x)
     assert "namespace" not in options and "vendor" not in options  # mylib and my_op were defaults: chosen again
     assert make_spec("my_op", **options).namespace == "npu"
+
+
+def test_from_with_force_and_no_directory_updates_the_adopted_ops_project(custom_op, tmp_path, run_opkit, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_opkit("new", "--from", str(custom_op), *BUILTIN)[0] == 0  # ./my_op, as the op is named
+    code, output = run_opkit("new", "--from", str(custom_op / "opkit.json"), "--force", "--vendor", "v2", *BUILTIN)
+    assert code == 0, output
+    assert "opkit.json: changed (the options not given are as recorded)\n  vendor: acme -> v2\n" in output
+    assert _spec(tmp_path / "my_op")["vendor"] == "v2"
