@@ -549,6 +549,8 @@ def load_spec(project: str | os.PathLike) -> OpSpec:
         data, duplicate_keys = jsonio.loads(read_text(path))
     except InputError as exc:
         raise SpecError(f"cannot read {path}: {exc.message}") from None
+    except OSError as exc:  # opkit.json a directory, a dangling link, ...
+        raise SpecError(f"cannot read {path}: {exc.strerror or exc}") from None
     except jsonio.JsonError as exc:
         raise SpecError(f"{path}:{exc.line}:{exc.column}: not valid JSON: {exc.message}") from None
     except RecursionError:
