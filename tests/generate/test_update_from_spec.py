@@ -149,7 +149,10 @@ FULL = dict(
 )
 
 
-@pytest.mark.parametrize("options", [{}, FULL, {"schema": "my_op(Tensor(a!) x, Tensor y) -> ()", "style": "custom-op"}])
+KEPT_ENTRY = {"yaml_entry": {"func": "my_op(Tensor x) -> Tensor", "op_api": "all_version", "gen_opapi": {"exec": "aclnnMyOp"}}}
+
+
+@pytest.mark.parametrize("options", [{}, FULL, {"schema": "my_op(Tensor(a!) x, Tensor y) -> ()", "style": "custom-op"}, KEPT_ENTRY])
 def test_the_json_form_and_the_options_of_a_spec_make_it_again(options):
     spec = make_spec("my_op", **options)
     assert spec_from_json(json.loads(spec.dumps())) == spec
