@@ -16,7 +16,7 @@ def _fail(message: str) -> None:
 
 @click.command("new")
 @click.argument("name", required=False)
-@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, or an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]).")
+@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]), or an opkit project (its directory or opkit.json).")
 @click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or C++ file; a func name in a yaml).")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
@@ -31,7 +31,7 @@ def _fail(message: str) -> None:
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
 @click.option("-o", "--output-dir", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
-@click.option("--force", is_flag=True, help="Update an existing project: each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files are kept; conflicts are marked.")
+@click.option("--force", is_flag=True, help="Update an existing opkit project from its opkit.json: options not given keep their recorded values (each change is printed); each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files, folders, modes and owners are kept; conflicts are marked, binary files left alone.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
 def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
@@ -46,25 +46,39 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.next_steps import next_steps_text
-    from opkit.generate.project import TargetError, generate_project
-    from opkit.generate.spec import SpecError, make_spec
+    from opkit.generate.project import TargetError, generate_project, recorded_spec
+    from opkit.generate.spec import SpecError, make_spec, spec_changes
 
     options = dict(schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes, formats=formats, soc=soc,
                    out_like=out_like, vendor=vendor, op_type=op_type, outputs=list(outputs))  # fmt: skip
-    if source is None and name is None:
-        _fail("give NAME, or --from PATH to adopt an existing op")
+    context = click.get_current_context()
+    given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+    if source is None and name is None and not (force and out_dir):
+        _fail("give NAME, or --from PATH to adopt an existing op (or -o PROJECT with --force: its opkit.json names the op)")
     if source is None and source_op:
         _fail("--op picks an op of --from PATH; give --from")
     try:
+        # the project --force updates: -o, else ./NAME (named by the adopted op when --from gives no NAME)
+        recorded = recorded_spec(out_dir or name) if force and (out_dir or name) else None
         if source is not None:
-            spec = _adopted_spec(source, source_op, name, options)
-            name = spec.name
+            spec, origin = _adopted_spec(source, source_op, name, options, given)
+            if force and not (out_dir or name):
+                recorded = recorded_spec(spec.name)
+        elif recorded is not None:
+            spec, origin = _spec_over(recorded, name, given, where=f"{out_dir or name}/opkit.json"), recorded
         else:
-            spec = make_spec(name, **options)
+            spec, origin = make_spec(name, **options), None
+        name = spec.name
         project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
+    before = recorded or origin
+    changes = spec_changes(before, spec) if before is not None else []
     click.echo(f"created {project.path} ({len(project.files)} files): {spec.schema}")
+    if before is not None:
+        click.echo(f"opkit.json: {'changed' if changes else 'unchanged'}{' (the options not given are as recorded)' if recorded is not None else ''}")
+        for change in changes:
+            click.echo(f"  {change}")
     if project.kept:
         click.echo(f"kept {len(project.kept)} of your files: {', '.join(project.kept)}")
     if project.merged:
@@ -75,13 +89,23 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
             click.echo(project.msopgen.output)
     else:
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
-    for warning in _schema_warnings(spec, project.path):
+    from opkit.generate.defaults import index_dtype_warnings, output_rule_notes
+
+    for warning in [*_schema_warnings(spec, project.path), *index_dtype_warnings(spec)]:
         click.echo(f"warning: {warning}")
+    for note in output_rule_notes(spec):
+        click.echo(f"note: {note}")
+    if project.binary:
+        click.echo(
+            f"left alone: {', '.join(project.binary)}: binary, so not merged; yours is kept as it is, and what opkit "
+            "generates now is under the same path in .opkit/generated/: bring its changes in by hand, then run `opkit verify`"
+        )
     if project.conflicts:
         click.echo(
             f"conflicts: your edits and the new generation change the same lines in {', '.join(project.conflicts)}; "
             "both are kept between <<<<<<< and >>>>>>> markers: resolve them, then run `opkit verify`"
         )
+    if project.conflicts or project.binary:
         sys.exit(1)
     compiles = _check_host_code(project.path)
     click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
@@ -91,13 +115,30 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 
 
-def _adopted_spec(source: str, source_op: str | None, name: str | None, options: dict):
-    """The spec adopted from ``source``, with the options the user gave on top; its report printed."""
-    from opkit.adopt import AdoptError, adopt
+def _spec_over(recorded, name: str | None, given: dict, *, where: str):
+    """The spec made again from a recorded one: the options given on the command line win, the others are its."""
+    from opkit.generate.spec import SpecError, make_spec, options_over
 
-    context = click.get_current_context()
-    given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
-    given.pop("inplace", None)
+    try:
+        return make_spec(name or recorded.name, **options_over(recorded, given))
+    except SpecError as exc:
+        raise SpecError(f"{exc} (the options not given on the command line are {where}'s)") from None
+
+
+def _adopted_spec(source: str, source_op: str | None, name: str | None, options: dict, given: dict):
+    """The spec adopted from ``source``, with the options the user gave on top, and the spec it started
+    from when that is an opkit project's own (else None); the adoption's report printed."""
+    from opkit.adopt import AdoptError, adopt
+    from opkit.generate.spec import is_project_source, load_spec
+
+    if is_project_source(source):
+        if source_op:
+            _fail(f"--op picks one op of a file that declares several; the opkit project {source} has one")
+        own = load_spec(source)
+        spec = _spec_over(own, name, given, where=source)
+        click.echo(f"adopted {spec.name} from {source} (opkit project): {spec.schema}")
+        return spec, own
+    given = {k: v for k, v in given.items() if k != "inplace"}
     try:
         adoption = adopt(source, op=source_op, name=name, **given)
     except AdoptError as exc:
@@ -108,7 +149,7 @@ def _adopted_spec(source: str, source_op: str | None, name: str | None, options:
         click.echo(f"skipped: {source}:{skipped.line}: {skipped.what}" if skipped.line else f"skipped: {source}: {skipped.what}")
     for note in adoption.notes:
         click.echo(f"not carried over: {note}")
-    return adoption.spec
+    return adoption.spec, None
 
 
 def _schema_warnings(spec, path) -> list[str]:

@@ -17,10 +17,10 @@ from jinja2.ext import Extension
 
 from opkit import msopgen
 from opkit.generate.model import ProjectModel
-from opkit.generate.spec import make_spec
+from opkit.generate.spec import OPTION_NAMES, make_spec
 
 # cookiecutter variables that make up the spec (the rest are cookiecutter's own, '_'-prefixed).
-SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "op_type", "outputs", "yaml_entry")
+SPEC_VARIABLES = ("name", "inplace", *OPTION_NAMES)
 
 
 def _truthy(value: Any) -> bool:
@@ -32,21 +32,8 @@ def _truthy(value: Any) -> bool:
 @functools.lru_cache(maxsize=64)
 def _project(items: tuple[tuple[str, str], ...]) -> ProjectModel:
     v = dict(items)
-    spec = make_spec(
-        v["name"],
-        schema=v.get("schema") or None,
-        inplace=_truthy(v.get("inplace", False)),
-        style=v.get("style") or None,
-        namespace=v.get("namespace") or None,
-        dtypes=v.get("dtypes") or "",
-        formats=v.get("formats") or "",
-        soc=v.get("soc") or "",
-        out_like=v.get("out_like") or None,
-        vendor=v.get("vendor") or None,
-        op_type=v.get("op_type") or None,
-        outputs=v.get("outputs") or None,
-        yaml_entry=v.get("yaml_entry") or None,
-    )
+    # an empty variable is a value left out: make_spec chooses it (cookiecutter.json gives every list one)
+    spec = make_spec(v["name"], inplace=_truthy(v.get("inplace", False)), **{k: v.get(k) or None for k in OPTION_NAMES})
     return ProjectModel(spec)
 
 

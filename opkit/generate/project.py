@@ -7,11 +7,13 @@ directory that a killed run left behind is removed by the next run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import functools
 import glob
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -23,8 +25,8 @@ from jinja2.ext import Extension
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
-from opkit.generate.spec import OpSpec, format_dtypes
-from opkit.generate.update import Update, record_generation, update_tree
+from opkit.generate.spec import SPEC_FILE, OpSpec, spec_text
+from opkit.generate.update import Update, UpdateRefused, record_generation, update_tree
 
 
 class TargetError(ValueError):
@@ -40,24 +42,29 @@ class GeneratedProject:
     kept: tuple[str, ...] = field(default=())  # --force: the user's own files carried into the new project
     merged: tuple[str, ...] = field(default=())  # --force: generated files the user had edited, their edits kept
     conflicts: tuple[str, ...] = field(default=())  # --force: generated files with conflict markers to resolve
+    binary: tuple[str, ...] = field(default=())  # --force: generated files the user made binary, kept and not merged
 
 
 def cookiecutter_context(spec: OpSpec) -> dict[str, str]:
     """The cookiecutter variables that reproduce ``spec`` (cookiecutter-op/cookiecutter.json)."""
-    return {
-        "name": spec.name,
-        "schema": spec.schema,
-        "style": spec.style,
-        "namespace": spec.namespace,
-        "dtypes": format_dtypes(spec.dtypes, spec.descriptor_dtypes),
-        "formats": ",".join(spec.formats),
-        "soc": ",".join(spec.soc),
-        "out_like": spec.out_like,
-        "vendor": spec.vendor,
-        "op_type": spec.op_type,
-        "outputs": ";".join(map(str, spec.outputs)),
-        "yaml_entry": spec.yaml_entry,
-    }
+    return spec_text(spec)
+
+
+def recorded_spec(target: str | os.PathLike) -> OpSpec | None:
+    """The spec the project at ``target`` was made from; None where there is no project yet (no directory,
+    or an empty one). A directory with files but no readable ``opkit.json`` is not an opkit project, and
+    ``--force`` leaves it alone: TargetError."""
+    from opkit.generate.spec import SpecError, load_spec
+
+    target = Path(target)
+    try:
+        if not target.is_dir() or target.is_symlink() or not any(target.iterdir()):
+            return None
+        return load_spec(target)
+    except SpecError as exc:
+        raise TargetError(f"{exc}; --force updates only a project opkit made (it re-reads its {SPEC_FILE}), never another directory") from None
+    except OSError as exc:
+        raise TargetError(f"cannot read {target}: {exc.strerror or exc}") from None
 
 
 def check_target(target: Path, *, force: bool) -> None:
@@ -66,8 +73,12 @@ def check_target(target: Path, *, force: bool) -> None:
         raise TargetError(f"cannot create {target}: {blocking} is a file, not a directory")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise TargetError(f"{target} exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise TargetError(f"{target} exists and is not empty; use --force to regenerate it (your other files are kept)")
+    if force:
+        recorded_spec(target)
+    elif target.is_dir() and any(target.iterdir()):
+        if not os.path.lexists(target / SPEC_FILE):
+            raise TargetError(f"{target} exists and is not empty, and is not an opkit project: it has no {SPEC_FILE}; choose another directory with -o")
+        raise TargetError(f"{target} exists and is an opkit project; use --force to update it (your files and edits are kept)")
 
 
 def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = False, msopgen_mode: str = "auto") -> GeneratedProject:
@@ -89,6 +100,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         target.parent.mkdir(parents=True, exist_ok=True)
         clean_stale_staging(target)
         staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(target), dir=target.parent))
+        (staging / STAGING_MARK).touch()
     except OSError as exc:
         _remove_empty(created_parents)
         raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
@@ -109,19 +121,52 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
             changes = update_tree(target, rendered, lambda: _render_previous(target, staging))
         _swap_into_place(rendered, target, staging)
     except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_staging(staging)
         _remove_empty(created_parents)
         if isinstance(exc, OSError):  # a full disk, a permission: one message, nothing left behind
             raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
+        if isinstance(exc, UpdateRefused):
+            raise TargetError(str(exc)) from None
         raise
     finally:
         os.close(in_use)
-    shutil.rmtree(staging, ignore_errors=True)
-    return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts)
+    remove_staging(staging)
+    return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts, changes.binary)
 
 
 def _staging_prefix(target: Path) -> str:
     return f".{target.name}.opkit-"
+
+
+# In every staging directory, first thing: what tells opkit's own from a user's folder that merely has such a name.
+STAGING_MARK = ".opkit-staging"
+_MKDTEMP_NAME = re.compile(r"[a-z0-9_]{8}")  # tempfile's random part
+
+
+def _is_staging(directory: Path, prefix: str) -> bool:
+    """A staging directory of opkit's: it holds the mark, or it is the empty directory a run killed right after
+    mkdtemp left (named as mkdtemp names, removed with rmdir, which cannot take anything with it)."""
+    if (directory / STAGING_MARK).is_file():
+        return True
+    return bool(_MKDTEMP_NAME.fullmatch(directory.name[len(prefix) :])) and not any(directory.iterdir())
+
+
+def remove_staging(staging: Path) -> None:
+    """Remove a staging directory, its mark last: a run killed meanwhile leaves it marked (or empty), so the
+    next run still knows it for opkit's."""
+    with os.scandir(staging) as entries:
+        for entry in entries:
+            if entry.name != STAGING_MARK:
+                path = Path(entry.path)
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+    with contextlib.suppress(OSError):
+        (staging / STAGING_MARK).unlink()
+    with contextlib.suppress(OSError):
+        staging.rmdir()
 
 
 def _hold(directory: Path) -> int:
@@ -139,8 +184,12 @@ def clean_stale_staging(target: Path) -> list[Path]:
     project as ``previous/`` in its staging directory: it is put back first.
     """
     removed = []
-    for stale in sorted(target.parent.glob(glob.escape(_staging_prefix(target)) + "*")):
-        if stale.is_symlink() or not stale.is_dir():
+    prefix = _staging_prefix(target)
+    for stale in sorted(target.parent.glob(glob.escape(prefix) + "*")):
+        try:
+            if stale.is_symlink() or not stale.is_dir() or not _is_staging(stale, prefix):
+                continue  # a user's file or folder of that name: never opkit's to remove
+        except OSError:
             continue
         try:
             fd = os.open(stale, os.O_RDONLY | os.O_CLOEXEC)
@@ -153,10 +202,15 @@ def clean_stale_staging(target: Path) -> list[Path]:
             continue  # a live run's
         try:
             previous = stale / "previous"
-            if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
-                os.rename(previous, target)
-            shutil.rmtree(stale, ignore_errors=True)
+            if (stale / STAGING_MARK).is_file():
+                if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
+                    os.rename(previous, target)
+                remove_staging(stale)
+            else:
+                os.rmdir(stale)  # the unmarked one is empty: rmdir takes nothing else with it
             removed.append(stale)
+        except OSError:
+            continue
         finally:
             os.close(fd)
     return removed

@@ -1,6 +1,10 @@
 """Documented refusals: schemas opkit will not generate by design, each answered with why and the corrected
 schema (and the exact ``opkit new`` command) to use instead.
 
+A command is suggested only when opkit accepts it: a refusal carries its command as data (``Refusal``), and
+the spec layer makes that command into a spec before printing it; where that fails the refusal says so
+instead of sending the user to a second refusal. This module never imports the spec layer.
+
 README ("Type mapping", the "Refused" paragraph) lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
 ``Device``/``Layout``/``MemoryFormat`` arguments, non-tensor returns, and ops with no tensor input.
 """
@@ -37,25 +41,57 @@ def library_command(name: str, schema: str) -> str:
     return new_command(name, schema, style="library")
 
 
-def library_suggestion(schema: str, name: str, style: str) -> str:
-    """When only torch.library's dialect takes the schema: the exact command that generates it."""
-    if style == "library":
-        return ""
+def torch_library_takes(schema: str) -> bool:
+    """Whether torch.library's parser reads ``schema`` (so ``--style library`` may generate it)."""
     try:
         parse_schema(schema, Dialect.TORCH_LIBRARY)
     except SchemaError:
-        return ""
-    return f"; torch.library takes it: use --style library: {library_command(name, schema)}"
+        return False
+    return True
 
 
-def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> str:
+@dataclass(frozen=True)
+class Refusal:
+    """A documented refusal: why (``said``, ending with the corrected schema) and the ``opkit new`` command that
+    generates the correction. Printing it gives both; the spec layer prints the command only once it has made
+    the command into a spec itself (opkit.generate.spec.refusal_error), so no suggestion is refused in turn."""
+
+    said: str
+    name: str
+    schema: str
+    style: str = ""
+    outputs: tuple[OutputRule, ...] = ()
+
+    @property
+    def command(self) -> str:
+        return new_command(self.name, self.schema, style=self.style, outputs=self.outputs)
+
+    def __str__(self) -> str:
+        return f"{self.said} ({self.command})"
+
+
+def refusal_in_style(schema: str, style: str) -> Refusal | None:
+    """A schema the style's own parser rejects for what a documented refusal corrects (torchgen rejects
+    ``my_add_(Tensor(a!) x, Tensor y) -> Tensor(a!)``): read with torch.library's parser, corrected in ``style``."""
+    try:
+        sig = parse_schema(schema, Dialect.TORCH_LIBRARY)
+    except SchemaError:
+        return None
+    dialect = Dialect.OP_PLUGIN if style == "op-plugin" else Dialect.TORCH_LIBRARY
+    try:
+        return refusal(replace(sig, dialect=dialect), schema, style)
+    except SchemaError:
+        return None  # the corrected text is not the style's either
+
+
+def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> Refusal:
     """The refusal of ``schema``, with ``fixed`` as written and the command that generates it (``--style`` only
     where the corrected name would not get ``style`` by default)."""
-    command = new_command(fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
-    return f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text} ({command})"
+    said = f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text}"
+    return Refusal(said, fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
 
 
-def dimname_refusal(schema: str, style: str, dialect: Dialect) -> str | None:
+def dimname_refusal(schema: str, style: str, dialect: Dialect) -> Refusal | None:
     """torch 2.13's torchgen no longer parses Dimname: the documented refusal, with the int spelling."""
     if not re.search(r"\bDimname\b", schema):
         return None
@@ -144,7 +180,7 @@ def corrected_schema(sig: OpSignature) -> str | None:
     return str(result.signature) if result else None
 
 
-def refusal(sig: OpSignature, schema: str, style: str) -> str | None:
+def refusal(sig: OpSignature, schema: str, style: str) -> Refusal | None:
     """A documented refusal: why, and the corrected schema with the command that generates it.
 
     Every refusal has a correction: ``corrected`` changes exactly what a reason below names."""

@@ -10,11 +10,12 @@ import json
 import keyword
 import os
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 
 from opkit import __version__, msopgen, naming
 from opkit.generate.outputs import OutputRule, OutputRuleError, default_out_like, like_problem, parse_outputs, rank_read, shape_problem
-from opkit.generate.refusals import dimname_refusal, library_command, library_suggestion
+from opkit.generate.refusals import Refusal, dimname_refusal, new_command, refusal_in_style, torch_library_takes
 from opkit.generate.refusals import refusal as documented_refusal
 from opkit.samples import sample_shape
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
@@ -73,23 +74,77 @@ def format_dtypes(default: tuple[str, ...], named: tuple[tuple[str, tuple[str, .
     return ";".join([",".join(default), *(f"{n}={','.join(t)}" for n, t in named)])
 
 
+def _same(value, where=""):
+    return value
+
+
+def _as_list(value: tuple) -> list:
+    return list(value)
+
+
+def _as_tuple(value: list, where: str = "") -> tuple:
+    return tuple(value)
+
+
+def _joined(spec: "OpSpec", value: tuple) -> str:
+    return ",".join(value)
+
+
+def _text(spec: "OpSpec", value: str) -> str:
+    return value
+
+
+@dataclass(frozen=True)
+class Form:
+    """How one OpSpec field is spelled outside the model.
+
+    ``to_json``/``from_json``: its value in opkit.json (``from_json`` gets the file's name for messages);
+    ``text``: its make_spec option as text, which is also the CLI option's value and the cookiecutter
+    variable (None: no option of its own); ``omit_empty``: left out of opkit.json when empty.
+    """
+
+    to_json: Callable = _same
+    from_json: Callable = _same
+    text: Callable | None = _text
+    omit_empty: bool = False
+
+
+def _form(default, form: Form = Form(), **kwargs):
+    return field(default=default, metadata={"form": form}, **kwargs)
+
+
+def _outputs_from_json(value: dict, where: str) -> tuple[OutputRule, ...]:
+    return _parsed_outputs(value, where=f"{where}: outputs: ")
+
+
+_LIST = Form(to_json=_as_list, from_json=_as_tuple, text=_joined)
+
+
 @dataclass(frozen=True)
 class OpSpec:
-    name: str
-    schema: str
-    style: str = "op-plugin"
-    namespace: str = OP_PLUGIN_NAMESPACE
-    dtypes: tuple[str, ...] = msopgen.DEFAULT_DTYPES
-    formats: tuple[str, ...] = msopgen.DEFAULT_FORMATS
-    soc: tuple[str, ...] = DEFAULT_SOC
-    out_like: str = ""
-    vendor: str = ""
-    op_type: str = ""  # --op-type; empty: the signature's (npu_<x> → <X>)
-    descriptor_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    outputs: tuple[OutputRule, ...] = ()
+    """Every choice of one op. The fields are listed once, here: opkit.json (``to_json``, ``spec_from_json``),
+    the make_spec options and CLI values (``spec_options``) and the template context are derived from them."""
+
+    name: str = field(metadata={"form": Form()})
+    schema: str = field(metadata={"form": Form()})
+    style: str = _form("op-plugin")
+    namespace: str = _form(OP_PLUGIN_NAMESPACE)
+    # --dtypes is one option for both columns: the default ones and, per descriptor, ``descriptor_dtypes``
+    dtypes: tuple[str, ...] = _form(msopgen.DEFAULT_DTYPES, Form(_as_list, _as_tuple, lambda spec, value: format_dtypes(value, spec.descriptor_dtypes)))
+    formats: tuple[str, ...] = _form(msopgen.DEFAULT_FORMATS, _LIST)
+    soc: tuple[str, ...] = _form(DEFAULT_SOC, _LIST)
+    out_like: str = _form("")
+    vendor: str = _form("")
+    op_type: str = _form("", Form(omit_empty=True))  # --op-type; empty: the signature's (npu_<x> → <X>)
+    descriptor_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = _form(
+        (), Form(lambda v: {n: list(t) for n, t in v}, lambda v, where="": tuple((n, tuple(t)) for n, t in v.items()), None, omit_empty=True)
+    )
+    outputs: tuple[OutputRule, ...] = _form(
+        (), Form(lambda v: {r.name: r.to_json() for r in v}, _outputs_from_json, lambda spec, v: ";".join(map(str, v)), omit_empty=True)
+    )
     # `opkit new --from` an op_plugin_functions.yaml entry: the entry's own fields (JSON text), kept as they are
-    yaml_entry: str = ""
-    opkit_version: str = field(default=__version__, compare=False)
+    yaml_entry: str = _form("", Form(json.loads, lambda v, where="": _entry_text(v), omit_empty=True))
+    opkit_version: str = _form(__version__, Form(text=None), compare=False)
 
     @property
     def dialect(self) -> Dialect:
@@ -122,26 +177,11 @@ class OpSpec:
         return msopgen.prototype_from_signature(self.signature, self.dtypes, self.formats, descriptor_dtypes=columns, op_type=self.resolved_op_type)
 
     def to_json(self) -> dict:
-        data = {
-            "name": self.name,
-            "schema": self.schema,
-            "style": self.style,
-            "namespace": self.namespace,
-            "dtypes": list(self.dtypes),
-            "formats": list(self.formats),
-            "soc": list(self.soc),
-            "out_like": self.out_like,
-            "vendor": self.vendor,
-        }
-        if self.op_type:
-            data["op_type"] = self.op_type
-        if self.descriptor_dtypes:
-            data["descriptor_dtypes"] = {n: list(t) for n, t in self.descriptor_dtypes}
-        if self.outputs:
-            data["outputs"] = {r.name: r.to_json() for r in self.outputs}
-        if self.yaml_entry:
-            data["yaml_entry"] = json.loads(self.yaml_entry)
-        data["opkit_version"] = self.opkit_version
+        data = {}
+        for f in fields(self):
+            form, value = f.metadata["form"], getattr(self, f.name)
+            if value or not form.omit_empty:
+                data[f.name] = form.to_json(value)
         return data
 
     def dumps(self) -> str:
@@ -162,9 +202,9 @@ def make_spec(
     inplace: bool = False,
     style: str | None = None,
     namespace: str | None = None,
-    dtypes: str | list | tuple = msopgen.DEFAULT_DTYPES,
-    formats: str | list | tuple = msopgen.DEFAULT_FORMATS,
-    soc: str | list | tuple = DEFAULT_SOC,
+    dtypes: str | list | tuple | None = None,
+    formats: str | list | tuple | None = None,
+    soc: str | list | tuple | None = None,
     out_like: str | None = None,
     vendor: str | None = None,
     op_type: str | None = None,
@@ -181,15 +221,15 @@ def make_spec(
         raise SpecError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
     if not schema:
         schema = default_schema(name, inplace=inplace)
-    default_dtypes, named_dtypes = parse_dtypes(dtypes)
+    default_dtypes, named_dtypes = parse_dtypes(msopgen.DEFAULT_DTYPES if dtypes is None else dtypes)
     spec = OpSpec(
         name=name,
         schema=schema.strip(),
         style=style,
         namespace=namespace or "",
         dtypes=default_dtypes,
-        formats=_split(formats),
-        soc=tuple(s.lower() for s in _split(soc)),
+        formats=_split(msopgen.DEFAULT_FORMATS if formats is None else formats),
+        soc=tuple(s.lower() for s in _split(DEFAULT_SOC if soc is None else soc)),
         out_like=out_like or "",
         vendor=vendor or "",
         op_type=op_type or "",
@@ -199,15 +239,84 @@ def make_spec(
         opkit_version=opkit_version,
     )
     sig = _checked_signature(spec, inplace=inplace)
-    if not spec.namespace:
-        spec = replace(spec, namespace=sig.namespace or (OP_PLUGIN_NAMESPACE if style == "op-plugin" else CUSTOM_OP_NAMESPACE))
-    if not spec.out_like:
-        spec = replace(spec, out_like=default_out_like(sig))
-    if not spec.vendor:
-        # Packages sharing a vendor name overwrite each other when installed: never 'customize'.
-        spec = replace(spec, vendor=name)
+    chosen = derived_defaults(spec, sig)
+    spec = replace(spec, **{key: chosen[key] for key in ("namespace", "out_like", "vendor") if not getattr(spec, key)})
     validate_spec(spec)
     return spec
+
+
+def derived_defaults(spec: OpSpec, sig: OpSignature | None = None) -> dict[str, str]:
+    """What opkit chooses for the options left out, for the op of ``spec``'s name, schema and style."""
+    sig = sig or spec.signature
+    return {
+        "style": naming.default_style(spec.name),
+        "namespace": sig.namespace or (OP_PLUGIN_NAMESPACE if spec.style == "op-plugin" else CUSTOM_OP_NAMESPACE),
+        "out_like": default_out_like(sig),
+        # Packages sharing a vendor name overwrite each other when installed: never 'customize'.
+        "vendor": spec.name,
+    }
+
+
+def spec_text(spec: OpSpec) -> dict[str, str]:
+    """Every field that has an option, as the option's text (``name`` included): the template context."""
+    return {f.name: f.metadata["form"].text(spec, getattr(spec, f.name)) for f in fields(spec) if f.metadata["form"].text is not None}
+
+
+def spec_options(spec: OpSpec) -> dict[str, str]:
+    """The make_spec options (and CLI values) that make ``spec`` again: ``make_spec(spec.name, **spec_options(spec))``."""
+    options = spec_text(spec)
+    del options["name"]
+    return options
+
+
+OPTION_NAMES = tuple(spec_options(OpSpec("x", "x(Tensor x) -> Tensor")))
+
+
+def options_over(recorded: OpSpec, given: dict[str, object]) -> dict[str, object]:
+    """The make_spec options of an op made again from ``recorded`` (an opkit.json) with the options ``given``.
+
+    Every option given wins; the others keep their recorded values, except a value opkit had chosen by
+    default (``derived_defaults`` of the recorded op: style, namespace, out_like, vendor), which is chosen
+    again for the new op (a custom-op project turned op-plugin gets ``npu``, not the old ``mylib``). When the
+    schema changes, recorded per-descriptor dtypes and output rules of tensors it no longer has are dropped.
+    """
+    options: dict[str, object] = spec_options(recorded)
+    for key, default in derived_defaults(recorded).items():
+        if options[key] == default:
+            del options[key]
+    if given.get("inplace") and not given.get("schema"):
+        del options["schema"]  # --inplace alone asks for the default in-place schema
+    options.update({k: v for k, v in given.items() if k != "inplace"})
+    if "schema" in options and options["schema"] != recorded.schema:
+        _drop_gone_tensors(options, recorded, given)
+    return options
+
+
+def _drop_gone_tensors(options: dict[str, object], recorded: OpSpec, given: dict[str, object]) -> None:
+    style = str(options.get("style") or naming.default_style(recorded.name))
+    try:
+        sig = parse_schema(str(options["schema"]), Dialect.OP_PLUGIN if style == "op-plugin" else Dialect.TORCH_LIBRARY)
+    except SchemaError:
+        return  # make_spec says what is wrong with it
+    tensors = {a.name for a in sig.arguments} | set(sig.output_names)
+    if "dtypes" not in given:
+        named = tuple((n, t) for n, t in recorded.descriptor_dtypes if n in tensors)
+        options["dtypes"] = format_dtypes(recorded.dtypes, named)
+    if "outputs" not in given:
+        options["outputs"] = ";".join(str(r) for r in recorded.outputs if r.name in sig.output_names)
+
+
+def spec_changes(old: OpSpec, new: OpSpec) -> list[str]:
+    """``style: op-plugin -> custom-op`` for each option whose value differs between two specs."""
+    before, after = spec_text(old), spec_text(new)
+    return [f"{key}: {_shown(before[key])} -> {_shown(after[key])}" for key in after if before[key] != after[key]]
+
+
+def _shown(text: str) -> str:
+    """A value as ``spec_changes`` prints it: quoted where it has spaces (a schema's own ``->``)."""
+    if not text:
+        return "(none)"
+    return repr(text) if any(ch.isspace() for ch in text) else text
 
 
 def _entry_text(entry: str | dict | None) -> str:
@@ -224,9 +333,9 @@ def _checked_signature(spec: OpSpec, *, inplace: bool = False) -> OpSignature:
     try:
         sig = spec.signature
     except SchemaError as exc:
-        dimname = dimname_refusal(spec.schema, spec.style, spec.dialect)
-        if dimname is not None:
-            raise SpecError(dimname) from None
+        refused = dimname_refusal(spec.schema, spec.style, spec.dialect) or refusal_in_style(spec.schema, spec.style)
+        if refused is not None:
+            raise refusal_error(refused) from None
         raise SpecError(f"bad schema {spec.schema!r}: {exc}{library_suggestion(spec.schema, spec.name, spec.style)}") from None
     if sig.name != spec.name:
         raise SpecError(f"the schema names the op {sig.name!r}, but NAME is {spec.name!r}")
@@ -249,7 +358,7 @@ def validate_spec(spec: OpSpec) -> None:
     sig = _checked_signature(spec)
     refusal = documented_refusal(sig, spec.schema, spec.style)
     if refusal is not None:
-        raise SpecError(refusal)
+        raise refusal_error(refusal)
     for arg in sig.arguments:  # a name is an identifier: both dialects' parsers refuse any other
         if keyword.iskeyword(arg.name):
             # torch builds Python signatures from schemas (opcheck, torch.fx, keyword-only calls): it fails on these.
@@ -380,10 +489,45 @@ def _check_columns(spec: OpSpec, prototype: msopgen.Prototype) -> None:
         raise SpecError(f"--dtypes: column i of every descriptor is one supported combination, so all need the same number of dtypes ({listing})")
 
 
+def command_problem(name: str, schema: str, *, style: str = "", outputs: tuple[OutputRule, ...] = ()) -> SpecError | None:
+    """Why opkit would refuse ``opkit new NAME --schema SCHEMA [--style] [--output]`` (None: it is accepted)."""
+    try:
+        make_spec(name, schema=schema, style=style or None, outputs=[str(r) for r in outputs] or None)
+    except SpecError as exc:
+        return exc
+    return None
+
+
+def refusal_error(refused: Refusal) -> SpecError:
+    """A documented refusal as the error to raise: with its command only when opkit accepts that command."""
+    problem = command_problem(refused.name, refused.schema, style=refused.style, outputs=refused.outputs)
+    if problem is not None:
+        return SpecError(f"{refused.said}, which opkit refuses too: {problem}")
+    return SpecError(str(refused))
+
+
+def library_suggestion(schema: str, name: str, style: str) -> str:
+    """When only torch.library's dialect takes the schema and opkit generates it in that style: the exact command."""
+    if style == "library" or not torch_library_takes(schema):
+        return ""
+    problem = command_problem(name, schema, style="library")
+    if problem is not None:
+        return f"; torch.library's parser takes it, but --style library does not generate it either: {problem}"
+    return f"; torch.library takes it: use --style library: {new_command(name, schema, style='library')}"
+
+
+def library_use(name: str, schema: str) -> str:
+    """``; use --style library: COMMAND`` where opkit generates ``schema`` in the library style; else why not."""
+    problem = command_problem(name, schema, style="library")
+    if problem is not None:
+        return f"; --style library does not generate it either: {problem}"
+    return f"; use --style library: {new_command(name, schema, style='library')}"
+
+
 def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
     """torch.library.custom_op infers the schema from Python annotations; some schemas it cannot produce:
     those are answered with the --style library command that generates them."""
-    use = f"; use --style library: {library_command(spec.name, spec.schema)}"
+    use = library_use(spec.name, spec.schema)
     if sig.overload:
         raise SpecError(f"custom_op ops have no overload name ('.{sig.overload}'){use}")
     if any(r.name for r in sig.returns):
@@ -413,16 +557,25 @@ def _check_lint_clean(spec: OpSpec) -> None:
         raise SpecError(f"the schema fails `opkit lint` {first.code}: {first.message}{hint}")
 
 
-def load_spec(project_dir: str | os.PathLike) -> OpSpec:
-    """Read and re-validate ``opkit.json`` of a generated project."""
+def is_project_source(path: str | os.PathLike) -> bool:
+    """``opkit new --from`` a project: its directory or its opkit.json (adopted as the project's own spec)."""
+    return os.path.isdir(path) or os.path.basename(os.fspath(path)) == SPEC_FILE
+
+
+def load_spec(project: str | os.PathLike) -> OpSpec:
+    """Read and re-validate the spec of a generated project: its directory, or its ``opkit.json``."""
     from opkit import jsonio
     from opkit.formats.files import InputError, read_text
 
-    path = os.path.join(project_dir, SPEC_FILE)
+    path = os.path.join(project, SPEC_FILE) if os.path.isdir(project) else os.fspath(project)
+    if os.path.isdir(project) and not os.path.lexists(path):
+        raise SpecError(f"{project} is not an opkit project: it has no {SPEC_FILE}")
     try:
         data, duplicate_keys = jsonio.loads(read_text(path))
     except InputError as exc:
         raise SpecError(f"cannot read {path}: {exc.message}") from None
+    except OSError as exc:  # opkit.json a directory, a dangling link, ...
+        raise SpecError(f"cannot read {path}: {exc.strerror or exc}") from None
     except jsonio.JsonError as exc:
         raise SpecError(f"{path}:{exc.line}:{exc.column}: not valid JSON: {exc.message}") from None
     except RecursionError:
@@ -440,21 +593,7 @@ def spec_from_json(data: object, *, where: str = SPEC_FILE) -> OpSpec:
     except SchemaViolation as exc:
         raise SpecError(f"{where}: {exc}") from None
     assert isinstance(data, dict)
-    spec = OpSpec(
-        name=data["name"],
-        schema=data["schema"],
-        style=data["style"],
-        namespace=data["namespace"],
-        dtypes=tuple(data["dtypes"]),
-        formats=tuple(data["formats"]),
-        soc=tuple(data["soc"]),
-        out_like=data.get("out_like", ""),
-        vendor=data["vendor"],
-        op_type=data.get("op_type", ""),
-        descriptor_dtypes=tuple((n, tuple(t)) for n, t in data.get("descriptor_dtypes", {}).items()),
-        outputs=_parsed_outputs(data.get("outputs"), where=f"{where}: outputs: "),
-        yaml_entry=_entry_text(data.get("yaml_entry")),
-        opkit_version=data.get("opkit_version", __version__),
-    )
+    values = {f.name: f.metadata["form"].from_json(data[f.name], where) for f in fields(OpSpec) if f.name in data}
+    spec = OpSpec(**values)
     validate_spec(spec)
     return spec

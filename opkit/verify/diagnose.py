@@ -7,6 +7,7 @@ seed knowledge base's diagnosis guide (problem class → evidence → likely cau
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -40,14 +41,75 @@ KNOWN_BACKEND_DEFECTS = (
 )
 
 
+_OPKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the opkit package
+
+
+def is_opkit_file(filename: str) -> bool:
+    """A frame of opkit's own code (its harness calling the op), not the user's."""
+    return os.path.abspath(filename).startswith(_OPKIT_DIR + os.sep)
+
+
+def frame_location(filename: str, line: int, func: str) -> str:
+    return f"{filename}:{line} in {func}"
+
+
+def innermost_user_frame(frames: list[tuple[str, int, str]]) -> tuple[str | None, bool]:
+    """(location of the innermost frame that is not opkit's, whether opkit's own frames were there too);
+    frames are (file, line, function), outermost first."""
+    users = [f for f in frames if not is_opkit_file(f[0])]
+    return (frame_location(*users[-1]) if users else None), len(users) < len(frames)
+
+
 def user_location(text: str) -> str | None:
-    """The innermost user frame Dynamo printed under "from user code:"."""
+    """The innermost user frame Dynamo printed under "from user code:" (opkit's own harness frames skipped)."""
+    return _frames_in(text)[0]
+
+
+def _frames_in(text: str) -> tuple[str | None, bool]:
     section = text.split("from user code:", 1)[-1]
-    frames = list(_USER_FRAME_RE.finditer(section))
-    if not frames:
-        return None
-    f = frames[-1]
-    return f"{f['file']}:{f['line']} in {f['func']}"
+    frames = [(f["file"], int(f["line"]), f["func"]) for f in _USER_FRAME_RE.finditer(section)]
+    return innermost_user_frame(frames)
+
+
+# How torch says a Python Meta/fake kernel returned another structure than the schema's returns
+# (measured on torch 2.13: the dispatcher converts the returned value to the schema's return types).
+_RETURN_STRUCTURE = (
+    (re.compile(r"is not an instance of 'sequence'"), "one value where the schema declares several returns (a tuple)"),
+    (re.compile(r"Unable to cast [(\[].*\bto Tensor\b", re.S), "a tuple or list where the schema declares one Tensor"),
+    (re.compile(r"to return None but it returned something else"), "a value where the schema declares no return ('-> ()')"),
+    (re.compile(r"Unable to cast Python instance of type"), "a value of another type than the schema's return"),
+)
+_SIGNATURE_MISMATCH = re.compile(r"takes \d+ positional arguments? but|missing \d+ required (?:positional|keyword-only) argument|got an unexpected keyword argument|got multiple values for argument")
+
+
+def returns_text(sig) -> str:
+    """A schema's returns as written: ``(Tensor a, Tensor b)``, ``Tensor``, ``()``."""
+    return str(sig).rpartition(" -> ")[2]
+
+
+_FAKE_CALL_ERROR_RE = re.compile(r"\): got (\w+\(.*?\))\s*(?:\n|Hint:|$)")
+
+
+def return_mismatch(text: str) -> str | None:
+    """What the Meta function returned instead of the schema's returns, read from torch's error; None if not that."""
+    return next((what for pattern, what in _RETURN_STRUCTURE if pattern.search(text)), None)
+
+
+def _return_action(meta: str, returns: str | None) -> str:
+    what = f"what the schema returns, {returns}" if returns else "what the schema returns"
+    return f"make {meta} return exactly {what}: None for '()', one tensor for 'Tensor', a tuple of as many tensors as there are returns"
+
+
+def meta_call_hint(exc: BaseException, meta: str, params: str, returns: str) -> tuple[str, str]:
+    """(what is wrong, the next action) for a Meta function that fails when called on fake tensors."""
+    text = str(exc)
+    returned = return_mismatch(text)
+    if returned is not None:
+        return f"it returns {returned}; the schema returns {returns}", _return_action(meta, returns)
+    raised = f"{type(exc).__name__}: {first_line(text)}"
+    if isinstance(exc, TypeError) and _SIGNATURE_MISMATCH.search(text):
+        return raised, f"make {meta} take every schema parameter, defaulted ones included ({params}), in schema order"
+    return raised, f"fix {meta}: call it on tensors of the sample shapes (in eager, with device='meta') to see the line that raises"
 
 
 def first_line(text: str) -> str:
@@ -67,18 +129,22 @@ def meta_name(op: str | None) -> str:
 
 
 def dynamo_failure(
-    exc: BaseException, *, sole_op: str | None, schema_params: dict[str, str], user_code: bool = False
+    exc: BaseException, *, sole_op: str | None, schema_params: dict[str, str], user_code: bool = False, schema_returns: dict[str, str] | None = None
 ) -> tuple[Problem, GraphBreak]:
     """A fullgraph=True tracing failure: every one is a graph break; some have a registration cause.
 
     ``user_code``: the target is the user's function or module, so a break the op's own text does not
-    explain is located in their code, not blamed on the op."""
+    explain is located in their code, not blamed on the op. A break whose frames are all opkit's own (its
+    harness calling the op) is said to be inside opkit's call, never "in your code". ``schema_returns``:
+    op -> its schema's returns, named when the Meta function returns another structure."""
+    schema_returns = schema_returns or {}
     text = str(exc)
     cause = exc.__cause__
     op = _op_from_text(text, None if user_code else sole_op)
-    location = user_location(text)
+    location, in_opkit = _frames_in(text)
     brk = GraphBreak(reason=_break_reason(text), location=location)
     lowered = text.lower()
+    returned = return_mismatch(f"{text}\n{cause}") if "fake tensor" in lowered or "run meta for" in lowered else None
     if "does not support running with fake tensors" in lowered or type(cause).__name__ == "UnsupportedOperatorException":
         problem = Problem(
             Stage.REGISTRATION,
@@ -86,6 +152,16 @@ def dynamo_failure(
             f"no Meta/fake function is registered for {op or 'a custom op'}, so Dynamo cannot trace it with fake tensors",
             "register it before torch.compile runs: op-plugin style `m = Library(\"npu\", \"IMPL\", \"Meta\")` + "
             f"`@impl(m, \"{(op or 'my_op').split('::')[-1]}\")`, custom_op style `@<op>.register_fake`",
+            op,
+            text,
+        )
+    elif returned is not None:
+        returns = schema_returns.get(op) if op else None
+        problem = Problem(
+            Stage.META,
+            "meta_returns",
+            f"{meta_name(op)} returns {returned}{f'; the schema returns {returns}' if returns else ''}, so Dynamo cannot trace the op with fake tensors",
+            _return_action(meta_name(op), returns),
             op,
             text,
         )
@@ -112,6 +188,27 @@ def dynamo_failure(
             "keep the value a tensor (use torch.where/masking instead of Python control flow on it), or move that "
             "logic outside the compiled region; npugraph_ex needs static shapes",
             None,
+            text,
+        )
+    elif "when making fake tensor call" in lowered:
+        inner = _FAKE_CALL_ERROR_RE.search(text)
+        problem = Problem(
+            Stage.META,
+            "meta_raises",
+            f"{meta_name(op)} raises when Dynamo calls it with fake tensors: {inner.group(1) if inner else cause or first_line(text)}",
+            f"fix {meta_name(op)}: call it on tensors of the sample shapes (in eager, with device='meta') to see the line that raises",
+            op,
+            text,
+        )
+    elif location is None and in_opkit:
+        # every frame is opkit's own harness calling the op: the op itself broke the graph, not the user's code
+        problem = Problem(
+            Stage.DYNAMO,
+            "graph_break",
+            f"Dynamo could not trace {op or 'the op'} in one graph: the break is inside opkit's call of the op, not in your code: {first_line(text)}",
+            f"the op's registration (schema, Meta function) is what Dynamo failed on: read the detail below; "
+            f"torch._dynamo.explain(torch.ops.{(op or 'ns::op').replace('::', '.')})(*args) shows the same break",
+            op,
             text,
         )
     else:

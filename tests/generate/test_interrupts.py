@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from opkit.generate import make_spec
-from opkit.generate.project import clean_stale_staging, generate_project
+from opkit.generate.project import STAGING_MARK, clean_stale_staging, generate_project
 
 SCHEMAS = ("my_op(Tensor x) -> Tensor", "my_op(Tensor x, Tensor y) -> Tensor")
 USER_FILE = "reference.py"
@@ -99,6 +99,7 @@ def test_a_run_killed_between_the_two_renames_gets_its_old_project_back(tmp_path
     old = _snapshot(target)
     staging = tmp_path / ".proj.opkit-killed"
     staging.mkdir()
+    (staging / STAGING_MARK).touch()
     os.rename(target, staging / "previous")
     assert clean_stale_staging(target) == [staging]
     assert _snapshot(target) == old and _staging_dirs(tmp_path) == []
@@ -110,6 +111,7 @@ def test_a_live_runs_staging_dir_is_left_alone(tmp_path):
     target = tmp_path / "proj"
     live = tmp_path / ".proj.opkit-live"
     live.mkdir()
+    (live / STAGING_MARK).touch()
     fd = os.open(live, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -17,11 +17,10 @@ from opkit.generate.refusals import (
     corrected_schema,
     dimname_refusal,
     library_command,
-    library_suggestion,
     new_command,
     refusal,
 )
-from opkit.generate.spec import SpecError, make_spec
+from opkit.generate.spec import SpecError, library_suggestion, make_spec
 from opkit.signature import Dialect, parse_schema
 
 MUTATED = "it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; return () or fresh tensors"
@@ -114,10 +113,18 @@ DIMNAME = "Dimname: torch 2.13's torchgen no longer parses Dimname: take the dim
             f"cannot generate my_fac: {NO_INPUT}. Corrected schema: my_fac(Tensor self, int[] shape, int[] size) -> Tensor (opkit new my_fac --schema 'my_fac(Tensor self, int[] shape, int[] size) -> Tensor' --output out=size:size)",
         ),
         (
-            "my_fac(int[] shape, int[]? size=None, SymInt[] s2) -> (Tensor a, Tensor b)",
+            "my_fac(int[] shape, SymInt[] s2, int[]? size=None) -> (Tensor a, Tensor b)",
             "library",
-            f"cannot generate my_fac: {NO_INPUT}. Corrected schema: my_fac(Tensor self, int[] shape, int[]? size=None, SymInt[] s2) -> (Tensor a, Tensor b) "
-            "(opkit new my_fac --style library --schema 'my_fac(Tensor self, int[] shape, int[]? size=None, SymInt[] s2) -> (Tensor a, Tensor b)' --output a=size:shape --output b=size:shape)",
+            f"cannot generate my_fac: {NO_INPUT}. Corrected schema: my_fac(Tensor self, int[] shape, SymInt[] s2, int[]? size=None) -> (Tensor a, Tensor b) "
+            "(opkit new my_fac --style library --schema 'my_fac(Tensor self, int[] shape, SymInt[] s2, int[]? size=None) -> (Tensor a, Tensor b)' --output a=size:shape --output b=size:shape)",
+        ),
+        (
+            # the corrected schema has a problem of the user's own too: said, and no command opkit would refuse
+            "my_fac(int[] shape, int[]? size=None, SymInt[] s2) -> Tensor",
+            "library",
+            f"cannot generate my_fac: {NO_INPUT}. Corrected schema: my_fac(Tensor self, int[] shape, int[]? size=None, SymInt[] s2) -> Tensor, which opkit refuses too: "
+            "the schema fails `opkit lint` S107: 'size' has a default but 's2' after it has none: the default is never used "
+            "(hint: put arguments with defaults after the required ones, or make the later ones keyword-only)",
         ),
         (
             "my_fac(float p, int n) -> Tensor",

@@ -24,7 +24,7 @@ BAD = [
     (["my_op", "--schema", "my_op(Tensor x, Generator? g=None) -> Tensor"], "Corrected schema: my_op(Tensor x) -> Tensor"),
     (["my_op", "--schema", "my_op(Tensor x"], "bad schema"),
     (["my_op", "--schema", "other(Tensor x) -> Tensor"], "names the op 'other'"),
-    (["my_op", "--schema", "my_op(Tensor(a!) x) -> Tensor(a!)"], "must not return a mutated input"),
+    (["my_op", "--schema", "my_op(Tensor(a!) x) -> Tensor(a!)"], "Corrected schema: my_op(Tensor(a!) x) -> ()"),
     (["my_op", "--schema", "my_op(Tensor x, Tensor?[] s) -> Tensor"], "no msOpGen input kind"),
     (["my_op", "--output", "out=like:nope"], "is not an argument of the schema; use one of: x"),
     # size rules: each problem located by its column in the rule as written
@@ -58,20 +58,20 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, run_opkit, args, message
     assert not (tmp_path / "out").exists()
 
 
-def test_existing_target_needs_force(tmp_path, run_opkit):
+def test_an_existing_directory_is_written_only_when_it_is_an_opkit_project(tmp_path, run_opkit):
     target = tmp_path / "proj"
     target.mkdir()
     (target / "keep.txt").write_text("mine")
-    code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin")
-    assert code == 2 and "--force" in output
-    assert os.listdir(target) == ["keep.txt"]
-    assert os.listdir(tmp_path) == ["proj"]
+    for extra in ((), ("--force",)):  # --force updates only a project opkit made: nothing suggests it here
+        code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin", *extra)
+        assert code == 2 and "is not an opkit project: it has no opkit.json" in output, output
+        assert "use --force" not in output and len(output.splitlines()) == 1
+        assert os.listdir(target) == ["keep.txt"] and (target / "keep.txt").read_text() == "mine"
+        assert os.listdir(tmp_path) == ["proj"]
 
-    code, output = run_opkit("new", "my_op", "-o", str(target), "--no-verify", "--msopgen", "builtin", "--force")
-    assert code == 0, output
-    assert (target / "keep.txt").read_text() == "mine" and (target / "opkit.json").is_file()
-    assert "kept 1 of your files: keep.txt" in output
-    assert os.listdir(tmp_path) == ["proj"]  # the staging directory is gone
+    assert run_opkit("new", "my_op", "-o", str(tmp_path / "p2"), "--no-verify", "--msopgen", "builtin")[0] == 0
+    code, output = run_opkit("new", "my_op", "-o", str(tmp_path / "p2"), "--no-verify", "--msopgen", "builtin")
+    assert code == 2 and "is an opkit project; use --force to update it" in output
 
 
 def test_force_keeps_user_files_and_edits_and_lists_only_them(tmp_path, run_opkit):

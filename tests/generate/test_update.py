@@ -82,7 +82,7 @@ def test_files_no_longer_generated_go_unless_edited(tmp_path, run_opkit):
     assert code == 0, output
     assert not (target / "op_plugin").exists()  # the op-plugin entry belongs to the old style only
 
-    assert _new(run_opkit, target, OLD, "--force")[0] == 0
+    assert _new(run_opkit, target, OLD, "--force", "--style", "op-plugin")[0] == 0
     (target / "op_plugin" / "op_plugin_functions.yaml").write_text("custom: []  # mine\n")
     code, output = run_opkit("new", "my_op", "--style", "custom-op", "-o", str(target), "--no-verify", "--msopgen", "builtin", "--force")
     assert code == 0 and "kept 1 of your files: op_plugin/op_plugin_functions.yaml" in output

@@ -19,8 +19,9 @@ def explain_breaks(fn, args, kwargs) -> tuple[int, list[GraphBreak]] | None:
 
 
 def _located(stack) -> str | None:
-    """``file:line in function`` of a break's innermost frame (its ``user_stack``); None without one."""
-    return f"{stack[-1].filename}:{stack[-1].lineno} in {stack[-1].name}" if stack else None
+    """``file:line in function`` of a break's innermost frame of the user's (its ``user_stack``, opkit's own
+    harness frames skipped); None without one."""
+    return diagnose.innermost_user_frame([(f.filename, f.lineno, f.name) for f in stack or ()])[0]
 
 
 
@@ -35,7 +36,8 @@ def dynamo(ctx) -> list[Problem] | None:
     problems: list[Problem] = []
     if compiled.error is not None and not capture.dynamo_graphs:
         params = {n: ", ".join(a.name for a in s.arguments) for n, s in ctx.signatures.items()}
-        problem, brk = diagnose.dynamo_failure(compiled.error, sole_op=ctx.sole_op, schema_params=params, user_code=ctx.overload is None)
+        returns = {n: diagnose.returns_text(s) for n, s in ctx.signatures.items()}
+        problem, brk = diagnose.dynamo_failure(compiled.error, sole_op=ctx.sole_op, schema_params=params, user_code=ctx.overload is None, schema_returns=returns)
         problems.append(problem)
         explained = explain_breaks(ctx.target.fn, ctx.args, ctx.kwargs)
         ctx.graph_count, ctx.graph_breaks = (explained[0], explained[1]) if explained else (0, [])

@@ -111,18 +111,11 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]], outputs: lis
             with mode:
                 out = op(*fake_args, **fake_kwargs)
         except Exception as exc:
-            text = f"{type(exc).__name__}: {diagnose.first_line(str(exc))}"
             passed = sorted(kwargs) + [a.name for a in schema.arguments[: len(args)]]
+            params = ", ".join(a.name for a in schema.arguments)
+            what, action = diagnose.meta_call_hint(exc, diagnose.meta_name(name), params, diagnose.returns_text(schema))
             problems.append(
-                Problem(
-                    Stage.META,
-                    "meta_call",
-                    f"the Meta function of {name} fails when called with ({', '.join(passed)}): {text}",
-                    f"make {diagnose.meta_name(name)} take every schema parameter, defaulted ones included "
-                    f"({', '.join(a.name for a in schema.arguments)}), in schema order",
-                    name,
-                    str(exc),
-                )
+                Problem(Stage.META, "meta_call", f"the Meta function of {name} fails when called with ({', '.join(passed)}): {what}", action, name, str(exc))
             )
             continue
         if outputs is not None:
