@@ -20,7 +20,7 @@ def _fail(message: str) -> None:
 @click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or C++ file; a func name in a yaml).")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
-@click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; or library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema). Default: op-plugin, custom-op for a name ending in '_'.")
+@click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library", "extension"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema); or extension: an Ascend C kernel launched with <<<>>> from C++ registered by TORCH_LIBRARY, built by bisheng (setup.py). Default: op-plugin, custom-op for a name ending in '_'.")
 @click.option("--namespace", metavar="NS", help="torch.ops namespace (op-plugin: npu; otherwise default: mylib).")
 @click.option("--dtypes", default=",".join(msopgen.DEFAULT_DTYPES), show_default=True, help="msOpGen dtype columns, comma-separated; per descriptor: 'x=float16,float;indices=int32,int32'.")
 @click.option("--formats", default=",".join(msopgen.DEFAULT_FORMATS), show_default=True, help="msOpGen formats, comma-separated.")
@@ -73,6 +73,8 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
         if project.msopgen.output:
             click.echo(project.msopgen.output)
+    elif spec.style == "extension":
+        click.echo(f"kernel and launcher: {project.path / 'csrc' / (spec.name + '.asc')} (built by bisheng through setup.py)")
     else:
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     for warning in _schema_warnings(spec, project.path):
