@@ -22,7 +22,7 @@ def check_command(project, cann, host_only, fail_on) -> None:
     from opkit.check import CheckError, check_project
 
     try:
-        report = check_project(project, cann=cann, kinds=("op_host",) if host_only else ("op_host", "op_kernel"))
+        report = check_project(project, cann=cann, kinds=("op_host", "launcher") if host_only else ("op_host", "op_kernel", "launcher"))
     except CheckError as exc:
         click.echo(f"opkit check: {exc}", err=True)
         sys.exit(2)

@@ -126,11 +126,11 @@ def _check_host_code(path) -> bool:
     from opkit.check import ToolchainError, check_project
 
     try:
-        report = check_project(path, kinds=("op_host",))
+        report = check_project(path, kinds=("op_host", "launcher"))
     except ToolchainError as exc:
         click.echo(f"opkit check skipped: {exc}")
         return True
-    click.echo("opkit check (op_host):")
+    click.echo(f"opkit check ({', '.join(sorted({s.kind for s in report.sources}))}):")
     click.echo(str(report))
     return report.exit_code() == 0
 
