@@ -74,6 +74,8 @@ def load_project(root: str | Path) -> Project:
         raise ProjectError(str(exc)) from None
     name, style, namespace = spec.name, spec.style, spec.namespace
     func, source = _yaml_func(root / YAML_FILE, name)
+    if style == "extension":  # the library defines the op: the schema is its m.def's, in csrc/
+        func, source, namespace = _library_def(root, name, namespace)
     text = func or spec.schema
     try:
         signature = parse_schema(text, spec.dialect)
@@ -82,7 +84,10 @@ def load_project(root: str | Path) -> Project:
             signature = parse_schema(text, Dialect.TORCH_LIBRARY)
         except SchemaError as exc:
             raise ProjectError(f"schema of {name!r} does not parse: {exc}") from None
-    meta_file = root / "meta" / f"{naming.meta_function_name(name)}.py"
+    meta_dir = root / (f"{name}_ext" if style == "extension" else "meta")
+    meta_file = meta_dir / f"{naming.meta_function_name(name)}.py"
+    if style == "extension" and not meta_file.is_file():
+        raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
     if not meta_file.is_file():
         candidates = sorted(p for p in (root / "meta").glob("*.py") if p.is_file()) if (root / "meta").is_dir() else []  # never a FIFO: importing one blocks
         if len(candidates) != 1:
@@ -93,6 +98,27 @@ def load_project(root: str | Path) -> Project:
         root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
         spec.sample_shape,
     )
+
+
+def _library_def(root: Path, name: str, namespace: str) -> tuple[str, str, str]:
+    """The ``m.def`` schema of op ``name`` in the project's ``csrc/`` (what loading the built library registers),
+    where it is, and its namespace."""
+    from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
+    from opkit.lint.sources import InputError, read_text
+
+    csrc = root / "csrc"
+    sources = sorted(p for p in csrc.iterdir() if p.suffix in (".asc", ".cpp") and p.is_file()) if csrc.is_dir() else []
+    for path in sources:
+        try:
+            registrations = read_cpp_registrations(str(path), read_text(str(path)))
+        except InputError as exc:
+            raise ProjectError(f"cannot read {path}: {exc.message}") from None
+        except CppReadError as exc:
+            raise ProjectError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+        for definition in registrations.defs:
+            if definition.qualname.split(".", 1)[0] == name:
+                return definition.schema, f"{path.relative_to(root)}:{definition.line}", definition.namespace or namespace
+    raise ProjectError(f"no m.def of {name!r} in {csrc.relative_to(root)}/*.asc: the library would not define the op")
 
 
 def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
@@ -261,12 +287,13 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
             note = None if on_npu else emulate_npu_device()
             if note:
                 notes.append(note)
-        elif project.style == "op-plugin" and not defined:  # the library style's Meta file defines the op itself
+        elif project.style in ("op-plugin", "extension") and not defined:  # the library style's Meta file defines the op itself
             lib = torch.library.Library(project.namespace, "FRAGMENT")
             regs.libraries.append(lib)
             lib.define(str(project.signature).split("::", 1)[-1])
+            who = "torch_npu" if project.style == "op-plugin" else "the built library's TORCH_LIBRARY_FRAGMENT"
             notes.append(
-                f"schema defined from {project.schema_source} as torch_npu would: "
+                f"schema defined from {project.schema_source} as {who} would: "
                 f"Library({project.namespace!r}, 'FRAGMENT').define({str(project.signature)!r})"
             )
         if not (defined and on_npu):
