@@ -104,7 +104,7 @@ def _library_def(root: Path, name: str, namespace: str) -> tuple[str, str, str]:
     """The ``m.def`` schema of op ``name`` in the project's ``csrc/`` (what loading the built library registers),
     where it is, and its namespace."""
     from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     csrc = root / "csrc"
     sources = sorted(p for p in csrc.iterdir() if p.suffix in (".asc", ".cpp") and p.is_file()) if csrc.is_dir() else []
