@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from opkit.formats.cpp_tokens import CppSyntaxError, Token, tokenize
+from opkit.formats.files import InputError
+from opkit.formats.noqa import NoqaMap
 
 # Where a launch's stream comes from (StreamOrigin.kind).
 NPU_STREAM = "npu_stream"  # the c10_npu::NPUStream object: <<<>>> drains the task queue before launching
@@ -93,6 +95,7 @@ class KernelLaunchFile:
     launches: tuple[Launch, ...] = ()
     host_waits: tuple[HostWait, ...] = ()
     error: KernelLaunchReadError | None = None  # text the tokenizer cannot read
+    noqa: NoqaMap | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -120,6 +123,15 @@ def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
     except CppSyntaxError as exc:
         return KernelLaunchFile(path, error=KernelLaunchReadError(exc.message, exc.line, exc.column))
     return _Reader(path, tokens).read()
+
+
+def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> KernelLaunchFile:
+    """`opkit lint`'s loader: the launches of a host C++ file (``.asc``, or a ``.cpp`` with ``<<<``), with its
+    ``// noqa`` comments; text the tokenizer cannot read is InputError E002 at its place."""
+    read = read_kernel_launches(path, text)
+    if read.error is not None:
+        raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
+    return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
 
 
 def _join(tokens: list[Token]) -> str:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from opkit.formats.files import InputError
 from opkit.lint.finding import Finding, input_error_finding
 
-KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen", ".cpp": "opdef"}
+# A .cpp is read as an OpDef, or as host code launching kernels (``<<<>>>``) when it declares none (engine.load_group).
+KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen", ".cpp": "opdef", ".asc": "launch"}
 
 # A directory holding one of these is a project: its files are paired only with each other.
 PROJECT_MARKERS = ("opkit.json", "CMakePresets.json")
@@ -33,7 +34,8 @@ SKIPPED_DIRECTORIES = frozenset({"build_out", "build", "__pycache__", "node_modu
 
 
 def kind_of(path: str) -> str:
-    """``yaml``, ``python``, ``msopgen`` or ``opdef`` (an op_host .cpp) by extension; "" for anything else."""
+    """``yaml``, ``python``, ``msopgen``, ``opdef`` (an op_host .cpp) or ``launch`` (host C++ of a kernel launch,
+    ``.asc``) by extension; "" for anything else."""
     return KINDS.get(os.path.splitext(path)[1].lower(), "")
 
 
@@ -77,7 +79,7 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
         elif not os.path.lexists(path):
             problems.append(input_error_finding(InputError("E001", "no such file or directory"), path))
         elif not kind_of(path):
-            problems.append(input_error_finding(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or .cpp"), path))
+            problems.append(input_error_finding(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json, .cpp or .asc"), path))
         else:
             add(main, Input(path, kind_of(path), explicit=True))
     return [g for g in (main, *projects.values()) if g.inputs]

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from opkit.formats.files import InputError, NotLinted, read_text
+from opkit.formats.kernel_launches import has_launches
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
@@ -64,7 +65,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     project = LintProject()
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
-    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files}
+    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files, "launch": project.launch_files}
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
@@ -72,10 +73,15 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
-        if item.kind == "opdef" and not item.explicit and "OpDef" not in text:
+        kind = item.kind
+        if kind == "opdef" and "OpDef" not in text and has_launches(text):
+            kind = "launch"  # host code that launches a kernel with <<<>>>, not an op_host OpDef
+        if kind == "opdef" and not item.explicit and "OpDef" not in text:
             continue  # a kernel or tiling source, not an op_host OpDef
+        if kind == "launch" and not item.explicit and not has_launches(text):
+            continue  # an .asc that launches nothing: nothing for the launch rules
         try:
-            source = _loader(item.kind)(item.path, text, explicit=item.explicit)
+            source = _loader(kind)(item.path, text, explicit=item.explicit)
         except InputError as exc:
             project.input_findings.append(input_error_finding(exc, item.path))
             continue
@@ -86,7 +92,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             project.input_findings.append(input_error_finding(InputError("E003", "nested too deeply to read"), item.path))
             continue
         project.input_findings.extend(input_error_finding(e, item.path) for e in getattr(source, "structure_errors", ()))
-        targets[item.kind].append(source)
+        targets[kind].append(source)
     return project
 
 
@@ -104,6 +110,10 @@ def _loader(kind: str):
         from opkit.formats.opdef_cpp import load_opdef_cpp
 
         return load_opdef_cpp
+    if kind == "launch":
+        from opkit.formats.kernel_launches import load_kernel_launch_file
+
+        return load_kernel_launch_file
     from opkit.formats.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
@@ -139,14 +149,18 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
                 # A violation's column is relative to the schema text; place it in the file.
                 column = site.column + (v.column - 1 if v.column else 0)
                 findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
-    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files)):
+    for scope, sources in (
+        ("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files),
+        ("launch", project.launch_files),
+    ):  # fmt: skip
         for source in sources:
             for r in by_scope.get(scope, ()):
                 findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in _violations(r, source, source.path, findings))
     for r in by_scope.get("project", ()):
         findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in _violations(r, project, "", findings))
 
-    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files) if getattr(s, "noqa", None)}
+    sources = (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files, *project.launch_files)
+    noqa = {s.path: s.noqa for s in sources if getattr(s, "noqa", None)}
     return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
 
 
@@ -235,7 +249,7 @@ def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect:
     findings += run_rules(project, selection)
     if parses is not None:
         parses.save()
-    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files) + len(project.opdef_files)
+    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files) + len(project.opdef_files) + len(project.launch_files)
 
 
 __all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

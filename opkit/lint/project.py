@@ -17,6 +17,7 @@ class LintProject:
     python_files: list = field(default_factory=list)
     msopgen_files: list = field(default_factory=list)
     opdef_files: list = field(default_factory=list)
+    launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
