@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from opkit import msopgen, naming
-from opkit.formats.source_op import AdoptError, Skipped, SourceOp, SourceTensor
+from opkit.formats.source_op import LIBRARY_KIND, AdoptError, Skipped, SourceOp, SourceTensor
 from opkit.generate.spec import OpSpec, SpecError, format_dtypes, make_spec
 from opkit.signature import Alias, ArgType, Argument, Dialect, DType, OpSignature, Return, SchemaError, parse_schema
 
@@ -161,6 +161,9 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
     """
     notes: list[str] = []
     options = {k: v for k, v in options.items() if v not in (None, "", (), [])}
+    if source.kind == LIBRARY_KIND:
+        options.setdefault("style", "extension")  # the op is defined in C++ by TORCH_LIBRARY, as this style does
+        notes.append("output sizes: each output is sized like --out-like (the library's own Meta or kernel is not read); give --output NAME=RULE where it differs")
     schema = options.pop("schema", None) or source.schema
     if schema and source.has_descriptors and source.kind == "OpDef C++":
         schema = _checked_comment(source, schema, notes)
