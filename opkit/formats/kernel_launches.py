@@ -458,19 +458,25 @@ class _Reader:
                 kind, end = self._dereferenced_pointer(j)
             if kind is None:
                 continue
-            close = self.match.get(j + 1, j + 1) if self._text(j + 1) == "(" else j
+            call = self._call_open(j)
+            close = self.match.get(call, j) if call is not None else j
             first = self._expression_start(j)
             waits.append(HostWait(t[first].line, t[first].column, kind, _join(t[first : max(close, end) + 1]), function.name))
         return waits
 
-    def _dereferenced_pointer(self, j: int) -> tuple[str | None, int]:
-        """``x.data_ptr<float>()[0]`` or ``*x.data_ptr<float>()``: a host read of the tensor's device memory."""
+    def _call_open(self, j: int) -> int | None:
+        """The '(' calling the name at token ``j``, past template arguments (``item<float>()``)."""
         k = j + 1
         if self._text(k) == "<":
-            while k < len(self.t) and self._text(k) != ">":
+            while k < len(self.t) and self._text(k) not in (">", ";", "{"):
                 k += 1
             k += 1
-        if self._text(k) != "(" or k not in self.match:
+        return k if self._text(k) == "(" and k in self.match else None
+
+    def _dereferenced_pointer(self, j: int) -> tuple[str | None, int]:
+        """``x.data_ptr<float>()[0]`` or ``*x.data_ptr<float>()``: a host read of the tensor's device memory."""
+        k = self._call_open(j)
+        if k is None:
             return None, j
         close = self.match[k]
         if self._text(close + 1) == "[":

@@ -1,0 +1,164 @@
+"""`opkit new --style extension`: an Ascend C kernel launched with <<<>>> from C++ registered by TORCH_LIBRARY.
+
+End to end as a user runs it (new → lint clean → check compiles the host code here → verify PASS) for a
+functional, an in-place and a multi-output op; the files and the C++ the template derives; `--force`
+and `--from`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from opkit.generate.kernel_launch import NPU_ARCH, UnsupportedArch, cpp_parameter_type, npu_arch
+from opkit.generate.spec import SpecError, make_spec
+from opkit.signature import Dialect, parse_schema
+
+E2E = [
+    ("ext_add", "ext_add(Tensor x, Tensor y) -> Tensor", []),
+    ("ext_scale", "ext_scale(Tensor(a!) x, Tensor y, float alpha=1.0) -> ()", []),
+    ("ext_norm", "ext_norm(Tensor x, Tensor? w, int[] axes=[-1], SymInt k=2, float eps=1e-06) -> (Tensor y, Tensor rstd)", ["--output", "rstd=size:[x.0, k],dtype:float32"]),
+]
+
+
+def toolchain_or_skip():
+    from opkit.check import ToolchainError, find_compiler
+    from opkit.check.launcher import find_launcher_headers
+
+    try:
+        find_compiler()
+        find_launcher_headers()
+    except ToolchainError as exc:
+        pytest.skip(f"no host toolchain for the launcher check: {exc}")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("npugraph_ex_wheel")
+@pytest.mark.parametrize("name, schema, options", E2E, ids=[c[0] for c in E2E])
+def test_new_lint_check_verify(tmp_path, run_opkit, name, schema, options):
+    toolchain_or_skip()
+    project = tmp_path / name
+    code, out = run_opkit("new", name, "--style", "extension", "--schema", schema, *options, "-o", str(project), "--no-verify")
+    assert code == 0, out
+    assert "opkit check (launcher):" in out and "0 error(s), 0 warning(s)" in out  # `opkit new` compiled the host code
+
+    code, out = run_opkit("lint", "--format", "json", str(project))
+    assert (code, json.loads(out)) == (0, [])
+
+    code, out = run_opkit("check", str(project))
+    assert code == 0, out
+    assert f"checked 1 file(s), launcher and registrations against torch's and torch_npu's headers" in out
+
+    code, out = run_opkit("verify", str(project), "--format", "json")
+    report = json.loads(out)
+    assert code == 0, out
+    assert (report["graph_count"], report["graph_break_count"]) == (1, 0)
+    assert any(f"schema defined from csrc/{name}.asc:" in note for note in report["notes"])
+    assert any(f"Meta loaded unchanged from {name}_ext/{name}_meta.py" in note for note in report["notes"])
+
+
+def test_the_project_holds_the_extension_files_and_none_of_msopgens(tmp_path, run_opkit):
+    project = tmp_path / "ext_add"
+    code, out = run_opkit("new", "ext_add", "--style", "extension", "-o", str(project), "--no-verify")
+    assert code == 0, out
+    files = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file() and ".opkit" not in p.parts)
+    assert files == [
+        "README.md", "csrc/ext_add.asc", "ext_add_ext/__init__.py", "ext_add_ext/ext_add_meta.py", "mre/ext_add_mre.py",
+        "mre/ext_add_mre_cache_compile.py", "opkit.json", "setup.py", "tests/test_ext_add_capture.py", "tests/test_ext_add_graph_entry.py",
+    ]  # fmt: skip
+    asc = (project / "csrc" / "ext_add.asc").read_text()
+    assert asc.count("ext_add_kernel<<<") == 1 and "c10_npu::getCurrentNPUStream().stream(false)" in asc
+    assert 'at_npu::native::OpCommand::RunOpApiV2("ext_add", launch);' in asc
+    assert 'm.def("ext_add(Tensor x) -> Tensor");' in asc and 'm.impl("ext_add", TORCH_FN(mylib::ext_add));' in asc
+    assert "TORCH_LIBRARY_IMPL(mylib, Meta" not in asc  # one Meta: the Python one
+    assert "@impl(m, \"ext_add\")" in (project / "ext_add_ext" / "ext_add_meta.py").read_text()
+    package = (project / "ext_add_ext" / "__init__.py").read_text()
+    assert "torch.ops.load_library" in package and "from . import ext_add_meta" in package
+    setup = (project / "setup.py").read_text()
+    assert '"dav-2201"' in setup and '"-x", "asc"' in setup and "bisheng" in setup
+    capture = (project / "tests" / "test_ext_add_capture.py").read_text()
+    assert all(way in capture for way in ("torch.npu.NPUGraph()", "torch.npu.make_graphed_callables", 'backend="npugraph_ex"'))
+    assert "import ext_add_ext" in (project / "mre" / "ext_add_mre.py").read_text()
+    compile(setup, "setup.py", "exec")
+    compile(capture, "capture.py", "exec")
+
+
+def test_other_styles_get_no_extension_files(tmp_path, run_opkit):
+    project = tmp_path / "lib_op"
+    assert run_opkit("new", "lib_op", "--style", "library", "-o", str(project), "--no-verify", "--msopgen", "builtin")[0] == 0
+    assert not any((project / p).exists() for p in ("csrc", "setup.py", "lib_op_ext", "tests/test_lib_op_capture.py"))
+
+
+def test_the_launcher_spells_every_schema_type_as_torch_infers_it():
+    schema = (
+        "f(Tensor a, Tensor(a!) b, Tensor? c, Tensor[] d, Scalar e, Scalar? f, int g, SymInt h, int? i, float k, float? l, bool m, "
+        "str o, str? p, int[] q, SymInt[] r, int[]? s, SymInt[]? t, float[] u, float[]? v, bool[] w, bool[2] x, str[] y, ScalarType z, ScalarType? zz) -> Tensor"
+    )
+    sig = parse_schema(schema, Dialect.TORCH_LIBRARY)
+    assert [cpp_parameter_type(a) for a in sig.arguments] == [
+        "const at::Tensor &", "at::Tensor &", "const std::optional<at::Tensor> &", "at::TensorList", "const at::Scalar &",
+        "const std::optional<at::Scalar> &", "int64_t", "c10::SymInt", "std::optional<int64_t>", "double", "std::optional<double>", "bool",
+        "c10::string_view", "std::optional<c10::string_view>", "at::IntArrayRef", "c10::SymIntArrayRef", "at::OptionalIntArrayRef",
+        "at::OptionalSymIntArrayRef", "at::ArrayRef<double>", "std::optional<at::ArrayRef<double>>", "c10::List<bool>", "std::array<bool, 2>",
+        "c10::List<std::string>", "at::ScalarType", "std::optional<at::ScalarType>",
+    ]  # fmt: skip
+
+
+def test_npu_arch_follows_the_soc_family():
+    assert npu_arch(("ascend910b1", "ascend910_9391")) == "dav-2201"  # Atlas A2 and A3: one architecture
+    assert npu_arch(("ascend310p3",)) == "dav-2002" and npu_arch(("ascend950pr",)) == "dav-3510"
+    with pytest.raises(UnsupportedArch, match=r"needs 2 architectures \(dav-2201, dav-2002\)"):
+        npu_arch(("ascend910b1", "ascend310p3"))
+    with pytest.raises(SpecError, match="--soc ascend610lite: no bisheng --npu-arch is known"):
+        make_spec("f", style="extension", soc="ascend610lite")
+    assert set(NPU_ARCH.values()) == {"dav-1001", "dav-2201", "dav-2002", "dav-3002", "dav-3510"}
+
+
+@pytest.mark.slow
+def test_check_reports_a_launch_that_does_not_match_the_kernel_at_its_line(tmp_path, run_opkit):
+    toolchain_or_skip()
+    project = tmp_path / "ext_add"
+    assert run_opkit("new", "ext_add", "--style", "extension", "-o", str(project), "--no-verify")[0] == 0
+    asc = project / "csrc" / "ext_add.asc"
+    text = asc.read_text()
+    broken = re.sub(r"(ext_add_kernel<<<block_dim, nullptr, acl_stream>>>\()x_gm, ", r"\1", text)  # one argument short
+    assert broken != text
+    asc.write_text(broken)
+    line = next(i + 1 for i, t in enumerate(broken.splitlines()) if "ext_add_kernel<<<" in t)
+    code, out = run_opkit("check", str(project))
+    assert code == 1, out
+    assert re.search(rf"^csrc/ext_add\.asc:{line}:\d+: error: too few arguments to function", out, re.M), out
+
+
+def test_force_keeps_the_users_kernel_body_across_a_schema_change(tmp_path, run_opkit):
+    project = tmp_path / "ext_add"
+    assert run_opkit("new", "ext_add", "--style", "extension", "-o", str(project), "--no-verify")[0] == 0
+    asc = project / "csrc" / "ext_add.asc"
+    body = "    // TODO: the kernel body (Ascend C: AscendC::GlobalTensor, TPipe, TQue, DataCopy, ...), splitting\n"
+    asc.write_text(asc.read_text().replace(body, "    AscendC::TPipe pipe;  // mine\n"))
+    code, out = run_opkit("new", "ext_add", "--style", "extension", "--schema", "ext_add(Tensor x, Tensor y) -> Tensor", "-o", str(project), "--force", "--no-verify")
+    assert code == 0, out
+    text = asc.read_text()
+    assert "AscendC::TPipe pipe;  // mine" in text and "GM_ADDR y," in text and 'm.def("ext_add(Tensor x, Tensor y) -> Tensor");' in text
+
+
+def test_from_adopts_an_asc_that_registers_with_torch_library(tmp_path, run_opkit):
+    source = tmp_path / "ops.asc"
+    source.write_text(
+        "#include <torch/library.h>\n"
+        "at::Tensor my_add(const at::Tensor &x, const at::Tensor &y) { return x; }\n"
+        "at::Tensor my_trig(const at::Tensor &x, at::Tensor &s) { return x; }\n"
+        "TORCH_LIBRARY_FRAGMENT(my_ops, m)\n{\n"
+        '    m.def("my_add(Tensor x, Tensor y) -> Tensor");\n'
+        '    m.def("my_trig(Tensor x, Tensor(a!) s) -> Tensor");\n}\n'
+        'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_add", TORCH_FN(my_add)); }\n'
+    )
+    code, out = run_opkit("new", "--from", str(source), "-o", str(tmp_path / "x"), "--no-verify")
+    assert code == 2 and "2 ops are defined here (my_add, my_trig): choose one with --op NAME" in out
+    code, out = run_opkit("new", "--from", str(source), "--op", "my_trig", "-o", str(tmp_path / "t"), "--no-verify")
+    assert code == 0, out
+    spec = json.loads((tmp_path / "t" / "opkit.json").read_text())
+    assert (spec["style"], spec["namespace"], spec["schema"]) == ("extension", "my_ops", "my_ops::my_trig(Tensor x, Tensor(a!) s) -> Tensor")
+    assert "not carried over: output sizes" in out
