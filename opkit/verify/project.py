@@ -46,6 +46,7 @@ class Project:
     meta_file: Path
     reference_file: Path | None
     sample_shape: tuple[int, ...] = SAMPLE_SHAPE  # the spec's: as many dims as an output size rule reads
+    cpp_meta: Any = None  # extension style: the .asc's own C++ Meta (cpp_meta.CppMeta), compiled when it can be
 
     @property
     def qualname(self) -> str:
@@ -74,8 +75,10 @@ def load_project(root: str | Path) -> Project:
         raise ProjectError(str(exc)) from None
     name, style, namespace = spec.name, spec.style, spec.namespace
     func, source = _yaml_func(root / YAML_FILE, name)
+    cpp_meta = None
     if style == "extension":  # the library defines the op: the schema is its m.def's, in csrc/
         func, source, namespace = _library_def(root, name, namespace)
+        cpp_meta = _cpp_meta(root / source.rsplit(":", 1)[0], name)
     text = func or spec.schema
     try:
         signature = parse_schema(text, spec.dialect)
@@ -86,9 +89,9 @@ def load_project(root: str | Path) -> Project:
             raise ProjectError(f"schema of {name!r} does not parse: {exc}") from None
     meta_dir = root / (f"{name}_ext" if style == "extension" else "meta")
     meta_file = meta_dir / f"{naming.meta_function_name(name)}.py"
-    if style == "extension" and not meta_file.is_file():
-        raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
-    if not meta_file.is_file():
+    if style == "extension" and not meta_file.is_file() and cpp_meta is None:
+        raise ProjectError(f"no Meta: expected {meta_file.relative_to(root)}, or a TORCH_LIBRARY_IMPL(..., Meta, m) in csrc/")
+    if style != "extension" and not meta_file.is_file():
         candidates = sorted(p for p in (root / "meta").glob("*.py") if p.is_file()) if (root / "meta").is_dir() else []  # never a FIFO: importing one blocks
         if len(candidates) != 1:
             raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
@@ -96,8 +99,18 @@ def load_project(root: str | Path) -> Project:
     reference = root / REFERENCE_FILE
     return Project(
         root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
-        spec.sample_shape,
+        spec.sample_shape, cpp_meta,
     )
+
+
+def _cpp_meta(path: Path, name: str):
+    from opkit.formats.files import InputError, read_text
+    from opkit.verify.cpp_meta import find_cpp_meta
+
+    try:
+        return find_cpp_meta(path, read_text(str(path)), name)
+    except InputError:
+        return None
 
 
 def _library_def(root: Path, name: str, namespace: str) -> tuple[str, str, str]:
@@ -280,6 +293,7 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
     regs = _Registrations()
     regs.qualnames.append(project.qualname)
     on_npu = npu_available()
+    stack = contextlib.ExitStack()
     try:
         ns = getattr(torch.ops, project.namespace)
         defined = hasattr(ns, project.name)
@@ -296,7 +310,10 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
                 f"schema defined from {project.schema_source} as {who} would: "
                 f"Library({project.namespace!r}, 'FRAGMENT').define({str(project.signature)!r})"
             )
-        if not (defined and on_npu):
+        cpp_meta_loaded = False
+        if project.cpp_meta is not None and not (defined and on_npu):
+            cpp_meta_loaded = _register_cpp_meta(project, stack, notes)
+        if not (defined and on_npu) and not cpp_meta_loaded:
             try:
                 _import_file(project.meta_file, regs)
             except Exception as exc:
@@ -351,7 +368,29 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
         yield packet, notes, real_kernel
     finally:
         if not keep:
+            stack.close()
             regs.undo()
+
+
+def _register_cpp_meta(project: Project, stack: contextlib.ExitStack, notes: list[str]) -> bool:
+    """Compile the .asc's C++ Meta alone and register it (undone with ``stack``); False, with a note, where it
+    cannot be: the project's Python Meta is used instead."""
+    from opkit.verify.cpp_meta import CppMetaBuildError, build, registered_meta
+
+    meta = project.cpp_meta
+    where = f"{meta.function} ({meta.path.relative_to(project.root)}:{meta.line})"
+    fallback = f"the Python Meta {project.meta_file.relative_to(project.root)} is used" if project.meta_file.is_file() else "no Python Meta to use instead"
+    if meta.needs_torch_npu:
+        notes.append(f"C++ Meta {where} uses torch_npu, ACL or a kernel launch, so it cannot run on the CPU: {fallback}")
+        return False
+    try:
+        library = build(meta)
+    except CppMetaBuildError as exc:
+        notes.append(f"C++ Meta {where} does not compile alone against torch's headers ({exc}): {fallback}")
+        return False
+    stack.enter_context(registered_meta(library))
+    notes.append(f"Meta: the C++ function {where}, compiled on the CPU against torch's headers and run on fake tensors")
+    return True
 
 
 class _LoadFailure(Exception):
