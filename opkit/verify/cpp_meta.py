@@ -39,6 +39,7 @@ class CppMeta:
     op: str  # ``name`` or ``name.overload``
     source: str  # the function's definition, as written
     includes: tuple[str, ...]  # the file's torch/ATen/c10 #include lines
+    source_line: int = 1  # the line the definition starts on (its return type)
 
     @property
     def needs_torch_npu(self) -> bool:
@@ -69,17 +70,20 @@ def find_cpp_meta(path: Path, text: str, name: str) -> CppMeta | None:
         return None
     includes = tuple(m.group().strip() for m in _TORCH_INCLUDE.finditer(cpp.code))
     namespace = impl.namespace or (impl.block.namespace if impl.block else "")
-    return CppMeta(path, function.line, function.name, namespace, impl.op, text[start:end], includes)
+    return CppMeta(path, function.line, function.name, namespace, impl.op, text[start:end], includes, text.count("\n", 0, start) + 1)
 
 
 def _definition_span(cpp, name_at: int) -> tuple[int, int]:
     """(start, end) offsets of the definition whose name is at offset ``name_at``: from its return type to its '}'."""
     code = cpp.code
     start = max(code.rfind(c, 0, name_at) for c in ";{}") + 1
-    while start < name_at and code[start] in " \t\r\n":
-        start += 1
-    while code.startswith("#", start):  # a directive line just before the definition
-        start = code.index("\n", start) + 1
+    while start < name_at:
+        if code[start] in " \t\r\n":
+            start += 1
+        elif code[start] == "#":  # a directive line just before the definition
+            start = code.index("\n", start) + 1
+        else:
+            break
     paren = code.index("(", name_at)
     brace = code.index("{", cpp.closing(paren))
     return start, cpp.closing(brace) + 1
@@ -95,7 +99,7 @@ def _source_file(meta: CppMeta) -> str:
     return f"""{includes}
 #include <memory>
 
-{opened}#line {meta.line} "{meta.path}"
+{opened}#line {meta.source_line} "{meta.path}"
 {meta.source}
 {closed}
 // Registered on request, not at load: verify destroys the Library (and with it the registration) afterwards.

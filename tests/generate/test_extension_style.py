@@ -162,3 +162,55 @@ def test_from_adopts_an_asc_that_registers_with_torch_library(tmp_path, run_opki
     spec = json.loads((tmp_path / "t" / "opkit.json").read_text())
     assert (spec["style"], spec["namespace"], spec["schema"]) == ("extension", "my_ops", "my_ops::my_trig(Tensor x, Tensor(a!) s) -> Tensor")
     assert "not carried over: output sizes" in out
+
+
+CPP_META = """
+at::Tensor {name}_meta(const at::Tensor &x, const at::Tensor &y)
+{{
+    return {body};
+}}
+
+TORCH_LIBRARY_IMPL(mylib, Meta, m)
+{{
+    m.impl("{name}", &{name}_meta);
+}}
+"""
+
+
+def test_a_cpp_meta_is_found_with_its_text_and_judged_for_torch_npu(tmp_path):
+    from opkit.verify.cpp_meta import find_cpp_meta
+
+    text = "#include <torch/library.h>\n#include \"torch_npu/csrc/core/npu/NPUStream.h\"\n" + CPP_META.format(name="f", body="at::empty_like(x)")
+    meta = find_cpp_meta(tmp_path / "f.asc", text, "f")
+    assert (meta.function, meta.namespace, meta.op, meta.line) == ("f_meta", "mylib", "f", 4)
+    assert meta.source.startswith("at::Tensor f_meta(") and meta.source.endswith("}") and "TORCH_LIBRARY" not in meta.source
+    assert meta.includes == ("#include <torch/library.h>",) and not meta.needs_torch_npu
+    npu = find_cpp_meta(tmp_path / "f.asc", text.replace("at::empty_like(x)", "at::empty_like(x, c10_npu::options())"), "f")
+    assert npu.needs_torch_npu
+    assert find_cpp_meta(tmp_path / "f.asc", text, "g") is None
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("npugraph_ex_wheel")
+def test_verify_compiles_and_runs_the_asc_s_own_cpp_meta(tmp_path, run_opkit):
+    """The C++ Meta is what verify runs: with the Python Meta deleted the op still verifies, and a C++ Meta that
+    needs torch_npu falls back to the Python one, saying so."""
+    project = tmp_path / "ext_cm"
+    assert run_opkit("new", "ext_cm", "--style", "extension", "--schema", "ext_cm(Tensor x, Tensor y) -> Tensor", "-o", str(project), "--no-verify")[0] == 0
+    asc = project / "csrc" / "ext_cm.asc"
+    generated = asc.read_text()
+    asc.write_text(generated + CPP_META.format(name="ext_cm", body="at::empty_like(x)"))
+    python_meta = project / "ext_cm_ext" / "ext_cm_meta.py"
+    kept = python_meta.read_text()
+    python_meta.unlink()
+    code, out = run_opkit("verify", str(project), "--format", "json")
+    report = json.loads(out)
+    assert code == 0, out
+    assert any(n.startswith("Meta: the C++ function ext_cm_meta (csrc/ext_cm.asc:") for n in report["notes"]), report["notes"]
+
+    asc.write_text(generated + CPP_META.format(name="ext_cm", body="at::empty_like(x, x.options().device(c10_npu::current_device()))"))
+    python_meta.write_text(kept)
+    code, out = run_opkit("verify", str(project), "--format", "json")
+    report = json.loads(out)
+    assert code == 0, out
+    assert any("uses torch_npu, ACL or a kernel launch, so it cannot run on the CPU: the Python Meta ext_cm_ext/ext_cm_meta.py is used" in n for n in report["notes"])
