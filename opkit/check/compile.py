@@ -27,6 +27,8 @@ BASE_FLAGS = ("-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-fdiagnostics-
 # The skeleton's kernel parameters are unused until the user writes the body.
 KERNEL_FLAGS = ("-Wno-unused-parameter",)
 COMPILE_TIMEOUT_S = 120
+# torch's headers (and pybind11's, under torch/extension.h) take far longer to parse than CANN's op_host ones
+LAUNCHER_TIMEOUT_S = 300
 KINDS = ("op_host", "op_kernel", "launcher")
 
 _DIAGNOSTIC = re.compile(r"^(?P<path>[^\n:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): (?P<message>.*)$")
@@ -171,15 +173,15 @@ def _compile_launcher(compiler: str, headers: LauncherHeaders, source: Path, roo
         command = (
             compiler, "-x", "c++", *BASE_FLAGS, *KERNEL_FLAGS, f"-iquote{source.parent}", f"-I{STAND_IN_INCLUDE}", *headers.include_flags(), f"./{copy.name}",
         )  # fmt: skip
-        return _run(compiler, command, source, "launcher", Path(tmp), roots)
+        return _run(compiler, command, source, "launcher", Path(tmp), roots, LAUNCHER_TIMEOUT_S)
 
 
-def _run(compiler: str, command: tuple[str, ...], source: Path, kind: str, cwd: Path, roots: tuple[Path, ...]) -> SourceCheck:
+def _run(compiler: str, command: tuple[str, ...], source: Path, kind: str, cwd: Path, roots: tuple[Path, ...], timeout: int = COMPILE_TIMEOUT_S) -> SourceCheck:
     env = dict(os.environ, LC_ALL="C")  # plain quotes and English messages, whatever the user's locale
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S, env=env)
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return SourceCheck(source, kind, command, (), -1, (f"timed out after {COMPILE_TIMEOUT_S} s",))
+        return SourceCheck(source, kind, command, (), -1, (f"timed out after {timeout} s",))
     except OSError as exc:
         raise ToolchainError(f"cannot run {compiler}: {exc.strerror or exc}") from None
     diagnostics, outside = parse_diagnostics(done.stdout + done.stderr, cwd, roots)
