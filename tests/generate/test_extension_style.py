@@ -214,3 +214,39 @@ def test_verify_compiles_and_runs_the_asc_s_own_cpp_meta(tmp_path, run_opkit):
     report = json.loads(out)
     assert code == 0, out
     assert any("uses torch_npu, ACL or a kernel launch, so it cannot run on the CPU: the Python Meta ext_cm_ext/ext_cm_meta.py is used" in n for n in report["notes"])
+
+
+@pytest.mark.slow
+def test_torch_accepts_the_launcher_types_for_the_schema(tmp_path):
+    """Compile one function per schema (with the launcher's C++ types) and register it with TORCH_FN against
+    the schema: torch infers the schema from the C++ signature and refuses a mismatch at registration."""
+    from torch.utils import cpp_extension
+
+    from opkit.generate.kernel_launch import CppParam, cpp_return_type
+
+    import torch
+
+    schemas = [
+        "t1(Tensor a, Tensor(a!) b, Tensor? c, Tensor[] d, Scalar e, Scalar? f, int g, SymInt h, int? i, float k, float? l, bool m, bool? n, "
+        "str o, str? p, int[] q, SymInt[] r, int[]? s, SymInt[]? t, float[] u, float[]? v, ScalarType z, ScalarType? zz, int[2] y) -> Tensor",
+        "t2(Tensor a, bool[] b, bool[2] c, str[] d, Tensor(a!)[] e) -> (Tensor, Tensor[])",
+        "t3(Tensor! a) -> ()",
+    ]
+    functions, defs, impls = [], [], []
+    for schema in schemas:
+        sig = parse_schema(schema, Dialect.TORCH_LIBRARY)
+        params = ", ".join(CppParam(cpp_parameter_type(a), a.name).declaration for a in sig.arguments)
+        returns = cpp_return_type(sig)
+        body = {"at::Tensor": "return a;", "void": "", "std::tuple<at::Tensor, std::vector<at::Tensor>>": "return {a, {a}};"}[returns]
+        functions.append(f"{returns} {sig.name}({params}) {{ {body} }}")
+        defs.append(f"m.def({json.dumps(schema)});")
+        impls.append(f'm.impl("{sig.name}", TORCH_FN({sig.name}));')
+    source = "\n".join(
+        ["#include <ATen/ATen.h>", "#include <torch/library.h>", *functions,
+         "TORCH_LIBRARY_FRAGMENT(opkit_types, m) {", *defs, "}", "TORCH_LIBRARY_IMPL(opkit_types, CPU, m) {", *impls, "}"]
+    )  # fmt: skip
+    (tmp_path / "types.cpp").write_text(source)
+    cpp_extension.load(name="opkit_launcher_types", sources=[str(tmp_path / "types.cpp")], build_directory=str(tmp_path), is_python_module=False, extra_cflags=["-O0", "-w"])
+    x = torch.ones(2)
+    assert torch.ops.opkit_types.t3(x) is None
+    assert torch.ops.opkit_types.t1.default._schema.arguments[1].alias_info.is_write
