@@ -1,4 +1,5 @@
-"""`opkit check [PROJECT]`: compile the project's op_host sources against CANN's host headers. Never imports torch."""
+"""`opkit check [PROJECT]`: compile the project's op_host sources against CANN's host headers, or its csrc/ launchers
+against torch's and torch_npu's. Never imports torch."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import click
 def check_command(project, cann, host_only, fail_on) -> None:
     """Compile each op_host/*.cpp with the system C++ compiler (-std=c++17 -fsyntax-only -Wall -Wextra)
     against CANN's host headers, and each op_kernel/*.cpp against opkit's stand-in kernel_operator.h
-    (the skeleton's shape only). Reports errors and warnings in the project's files.
+    (the skeleton's shape only). An extension-style project's csrc/*.asc (kernel, <<<>>> launcher and
+    TORCH_LIBRARY registrations) is compiled the same way against torch's and torch_npu's headers (an
+    installed torch_npu's, else the torch-npu wheel's), no CANN needed. Reports errors and warnings in the
+    project's files.
 
     Exit status: 0 clean, 1 errors (or warnings with --fail-on warning), 2 no project, compiler or headers.
     """
