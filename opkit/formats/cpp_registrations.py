@@ -35,14 +35,8 @@ _NOT_FUNCTIONS = frozenset("if for while switch return sizeof catch decltype ali
 _TYPE_QUALIFIERS = frozenset({"const", "volatile", "&", "&&", "*", "typename", "struct", "class"})
 
 
-class CppReadError(ValueError):
-    """A registration opkit cannot read: one message with its line and column."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
+class CppReadError(CppSyntaxError):
+    """A registration opkit cannot read (or text it cannot tokenize): one message with its line and column."""
 
 
 @dataclass(frozen=True)
@@ -264,20 +258,20 @@ def split_top(text: str, sep: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 _DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)", re.S)
+_DEFINE_LINES = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 
 
 def macro_definitions(path: str, text: str) -> Macros:
-    """The ``#define``s of a file (only the lines: cheap enough to run on every C++ file given)."""
+    """The ``#define``s of a file; only those lines are tokenized, so every C++ file given can be asked."""
     macros: Macros = {}
-    if "define" not in text:
-        return macros
-    try:
-        tokens = tokenize(text)
-    except CppSyntaxError:
-        return macros
-    for token in tokens:
-        if token.kind == "directive":
-            macro = _macro(path, token)
+    for m in _DEFINE_LINES.finditer(text):
+        try:
+            directives = [t for t in tokenize(m.group()) if t.kind == "directive"]
+        except CppSyntaxError:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        for token in directives:
+            macro = _macro(path, Token(token.kind, token.text, m.start(), line, 1))
             if macro is not None:
                 macros[macro.name] = macro
     return macros
@@ -413,12 +407,7 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
         tokens = tokenize(text)
     except CppSyntaxError as exc:
         raise CppReadError(exc.message, exc.line, exc.column) from None
-    own = {}
-    for token in tokens:
-        if token.kind == "directive":
-            macro = _macro(path, token)
-            if macro is not None:
-                own[macro.name] = macro
+    own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}
     all_macros = {**(macros or {}), **own}
     return _Reader(path, tokens, all_macros, own).read()
 

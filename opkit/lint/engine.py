@@ -11,6 +11,7 @@ from opkit.lint.finding import Finding, Severity, Violation
 from opkit.lint.registry import RULES, Rule, Selection, load_rules
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.sources import InputError, LintProject, NotLinted, SchemaSite, read_text
+from opkit.lint.sources import cpp_registrations as cpp_sources
 from opkit.signature import Dialect, OpSignature
 
 SCHEMA_PATH = "<schema>"
@@ -62,7 +63,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     project = LintProject()
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
-    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files}
+    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files, "cpp": project.cpp_files}
+    macros, other_cpp = None, {}
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
@@ -70,22 +72,50 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
-        if item.kind == "opdef" and not item.explicit and "OpDef" not in text:
-            continue  # a kernel or tiling source, not an op_host OpDef
-        try:
-            source = _loader(item.kind)(item.path, text, explicit=item.explicit)
-        except InputError as exc:
-            project.input_findings.append(exc.finding(item.path))
-            continue
-        except NotLinted as exc:
-            project.input_findings.append(exc.finding(item.path))
-            continue
-        except RecursionError:  # json, PyYAML and our builders recurse per nesting level
-            project.input_findings.append(InputError("E003", "nested too deeply to read").finding(item.path))
-            continue
-        project.input_findings.extend(e.finding(item.path) for e in getattr(source, "structure_errors", ()))
-        targets[item.kind].append(source)
+        kinds = [item.kind]
+        if item.kind == "cpp":
+            if macros is None:  # every C++ file's #defines, so a header's wrapper macro serves its neighbours
+                macros = cpp_sources.group_macros({i.path: texts[i.path] for i in group.inputs if i.kind == "cpp" and isinstance(texts[i.path], str)})
+            kinds = _cpp_kinds(item.path, text, macros)
+            if not kinds:
+                if item.explicit:
+                    project.input_findings.append(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block").finding(item.path))
+                else:
+                    other_cpp[item.path] = text  # a header or kernel source: read only for the functions kernels name
+                continue
+        for kind in kinds:
+            _load_one(project, targets[kind], item, kind, text, macros)
+    if project.cpp_files:
+        project.cpp_functions = cpp_sources.function_index(project.cpp_files, other_cpp, macros or {})
     return project
+
+
+def _cpp_kinds(path: str, text: str, macros) -> list[str]:
+    """What a C++ file is read as: ``opdef`` (an op_host .cpp declaring an OpDef), ``cpp`` (TORCH_LIBRARY
+    registrations), both, or neither."""
+    kinds = []
+    if "OpDef" in text and path.lower().endswith(".cpp"):
+        kinds.append("opdef")
+    if cpp_sources.registers(text, macros):
+        kinds.append("cpp")
+    return kinds
+
+
+def _load_one(project: LintProject, target: list, item, kind: str, text: str, macros) -> None:
+    """Load one input as ``kind`` into ``target``; what cannot be read becomes a finding."""
+    try:
+        if kind == "cpp":
+            source = cpp_sources.load_cpp_registrations(item.path, text, macros)
+        else:
+            source = _loader(kind)(item.path, text, explicit=item.explicit)
+    except (InputError, NotLinted) as exc:
+        project.input_findings.append(exc.finding(item.path))
+        return
+    except RecursionError:  # json, PyYAML and our builders recurse per nesting level
+        project.input_findings.append(InputError("E003", "nested too deeply to read").finding(item.path))
+        return
+    project.input_findings.extend(e.finding(item.path) for e in getattr(source, "structure_errors", ()))
+    target.append(source)
 
 
 def _loader(kind: str):
@@ -135,16 +165,16 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
         for r in schema_rules if site.is_custom else aten_rules:
             for v in _violations(r, site, site.path, findings):
                 # A violation's column is relative to the schema text; place it in the file.
-                column = site.column + (v.column - 1 if v.column else 0)
-                findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
-    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files)):
+                line, column = site.place(v.column or 1)
+                findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=line, column=column, op=op))
+    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files), ("cpp", project.cpp_files)):
         for source in sources:
             for r in by_scope.get(scope, ()):
                 findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in _violations(r, source, source.path, findings))
     for r in by_scope.get("project", ()):
         findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in _violations(r, project, "", findings))
 
-    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files) if getattr(s, "noqa", None)}
+    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files, *project.cpp_files) if getattr(s, "noqa", None)}
     return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
 
 
@@ -233,7 +263,8 @@ def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect:
     findings += run_rules(project, selection)
     if parses is not None:
         parses.save()
-    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files) + len(project.opdef_files)
+    files = {s.path for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files, *project.cpp_files)}
+    return findings, len(files)
 
 
 __all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

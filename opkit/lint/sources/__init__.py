@@ -11,6 +11,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from opkit.formats.cpp_tokens import position_in
 from opkit.lint.finding import Finding, Severity
 from opkit.lint.registry import shared_index
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
@@ -23,7 +24,8 @@ INPUT_ERRORS = {
     "E001": ("unreadable-input", "The file cannot be read as text: missing, a directory, binary, not UTF-8, or too large."),
     "E002": ("syntax-error", "The file is not valid YAML, JSON or Python, as its extension says it should be."),
     "E003": ("unexpected-structure", "The file parses but is not shaped like the input it claims to be (a list where a mapping belongs, ...)."),
-    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py or .json)."),
+    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py, .json or C++: .cpp, .cc, .asc, .h)."),
+    "E006": ("nothing-registered", "A C++ file named on the command line declares no OpDef (`class X : public OpDef`) and registers no op (no TORCH_LIBRARY block or wrapper of one)."),
     "E005": ("internal-error", "A rule crashed on this input: a bug in opkit. The other rules and files are still checked; please report it with the input."),
 }
 
@@ -124,6 +126,17 @@ class SchemaSite:
     op_hint: str | None = None  # name to report when the schema does not parse
     # op_plugin_functions.yaml: the torch versions whose codegen builds the entry; None where unknown
     versions: frozenset[str] | None = None
+    # the namespace the source gives a schema without ``ns::`` (a C++ TORCH_LIBRARY block's); "" if none
+    namespace: str = ""
+    # a schema spread over the file (adjacent C++ literals, a raw or triple-quoted string): where each run
+    # of its characters starts, (index in text, line, column); empty for a schema on one line
+    runs: tuple[tuple[int, int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def place(self, column: int) -> tuple[int, int]:
+        """The file (line, column) of the schema's 1-based ``column``."""
+        if not self.runs:
+            return self.line, self.column + column - 1
+        return position_in(self.runs, column - 1)
 
     @property
     def is_custom(self) -> bool:
@@ -151,6 +164,9 @@ class LintProject:
     python_files: list = field(default_factory=list)
     msopgen_files: list = field(default_factory=list)
     opdef_files: list = field(default_factory=list)
+    cpp_files: list = field(default_factory=list)  # C++ TORCH_LIBRARY registrations (.cpp, .cc, .asc, .h)
+    # the C++ functions kernels may name, by unqualified name (registering files, and headers beside them)
+    cpp_functions: dict = field(default_factory=dict)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
@@ -163,6 +179,6 @@ class LintProject:
 @shared_index
 def _all_schema_sites(project: LintProject) -> tuple[SchemaSite, ...]:
     sites = list(project.schema_sites)
-    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files):
+    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.cpp_files):
         sites.extend(source.schema_sites())
     return tuple(sites)
