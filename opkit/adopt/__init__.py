@@ -5,7 +5,8 @@ Three source formats, one module each, one model (``model.SourceOp``) and one st
 
 - ``msopgen_json``: an msOpGen prototype JSON (a list of ops or one; ``--op`` picks one);
 - ``opdef_cpp``: an op_host C++ file with an OpDef (a tolerant reader of the fluent declarations);
-- ``yaml_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``).
+- ``yaml_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``);
+- ``cpp_def``: a C++ ``TORCH_LIBRARY`` def (``.cpp``, ``.asc``: ``--op NAME``), adopted like a yaml entry.
 
 Nothing here imports torch.
 """
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AdoptError", "Adoption", "Skipped", "SourceAttr", "SourceOp", "SourceTensor", "adopt", "read_source", "source_kind"]
 
-_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh")
+_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".asc")
 
 
 def source_kind(path: str, text: str) -> str:
@@ -60,6 +61,10 @@ def read_source(path: str, op: str | None = None) -> SourceOp:
 
         return read_prototype(path, text, op)
     if kind == "cpp":
+        if "OpDef" not in text and "TORCH_LIBRARY" in text:  # a TORCH_LIBRARY def, not an op_host OpDef
+            from opkit.adopt.cpp_def import read_cpp_def
+
+            return read_cpp_def(path, text, op, read_text)
         from opkit.adopt.opdef_cpp import read_opdef
 
         return read_opdef(path, text, op)

@@ -188,7 +188,10 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
                 notes.append(f"{source.op_type} is an AI CPU op (this->AICPU()): opkit generates an AI Core project, for {msopgen.SOC_EXAMPLES[0]}; choose with --soc")
             else:
                 notes.append(f"the {source.kind} names no SoC (AddConfig): {','.join(msopgen.SOC_EXAMPLES[:1])} is used; choose with --soc")
-    if source.entry:
+    if source.kind == "C++ TORCH_LIBRARY def":  # torch.library's dialect, in the def's own namespace
+        options.setdefault("style", "library")
+        options.setdefault("namespace", dict(source.entry)["namespace"])
+    elif source.entry:
         entry = dict(source.entry)
         options["yaml_entry"] = entry
         if "outputs" not in options:

@@ -886,3 +886,55 @@ def _conditions(tokens: list[Token]):
         return changes[bisect.bisect_right(offsets, token.offset) - 1][1]
 
     return at
+
+
+# ------------------------------------------------------------------------------------------------
+# One op of one file: what `opkit new --from` and `opkit verify --from` take
+# ------------------------------------------------------------------------------------------------
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+def read_with_includes(path: str, text: str, read_text) -> CppRegistrationFile:
+    """The file's registrations, with the macros of the headers it includes by a quoted path (found beside
+    it): so ``TORCH_LIBRARY_EXPAND(CONCAT(_C, _ext), m)`` resolves from ``#include "utils.h"``.
+    ``read_text(path)`` reads a header; one it cannot read is passed over."""
+    import os
+
+    macros: Macros = {}
+    directory = os.path.dirname(path)
+    for name in _INCLUDE.findall(text):
+        header = os.path.join(directory, name)
+        if os.path.isfile(header):
+            try:
+                macros.update(macro_definitions(header, read_text(header)))
+            except Exception:  # unreadable header: its macros stay unknown, and the blocks say so
+                continue
+    return read_cpp_registrations(path, text, macros)
+
+
+def find_def(records: CppRegistrationFile, op: str | None) -> tuple[CppDef, list[str]]:
+    """The def ``op`` names (``name``, ``name.overload``, ``ns::name``), and notes on what else matched.
+
+    ValueError with the message to show when there is none, or several and ``op`` does not choose."""
+    if not records.defs:
+        raise ValueError("no m.def(...) in the file (TORCH_LIBRARY / TORCH_LIBRARY_FRAGMENT blocks define ops)")
+    names = sorted({f"{d.namespace}::{d.qualname}" for d in records.defs})
+    if op is None:
+        if len(names) > 1:
+            raise ValueError(f"the file defines {len(names)} ops ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): choose one with --op NAME")
+        op = names[0]
+    namespace, _, name = op.rpartition("::")
+    matches = [d for d in records.defs if d.qualname == name and (not namespace or d.namespace == namespace)]
+    if not matches and "." not in name:
+        matches = [d for d in records.defs if d.qualname.split(".", 1)[0] == name and (not namespace or d.namespace == namespace)]
+        if len({d.qualname for d in matches}) > 1:
+            raise ValueError(f"{op} has overloads ({', '.join(sorted({d.qualname for d in matches}))}); name one as NAME.OVERLOAD")
+    if not matches:
+        raise ValueError(f"no m.def of {op} in the file; it defines {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}")
+    chosen, notes = matches[0], []
+    for other in matches[1:]:
+        if other.schema != chosen.schema:
+            where = " under " + chosen.conditions[-1].condition if chosen.conditions else ""
+            notes.append(f"line {other.line}: another def of {op} (another #if arm) not adopted; line {chosen.line}{where} is")
+    return chosen, notes
