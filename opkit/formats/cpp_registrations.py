@@ -226,7 +226,8 @@ def schema_type_of(cpp_type: str) -> str | None:
     name, args = template
     inner = [schema_type_of(a) for a in args]
     if name in ("std::tuple", "::std::tuple") and all(inner):
-        return "(" + ", ".join(inner) + ")"
+        # torch infers one return per element: a 1-tuple returns what its element does
+        return inner[0] if len(inner) == 1 else "(" + ", ".join(inner) + ")"
     if len(inner) != 1 or inner[0] is None:
         return None
     if name in _OPTIONAL_TEMPLATES or name.endswith("::optional"):

@@ -214,6 +214,7 @@ TORCH_LIBRARY_IMPL(ns, CPU, m) {
         ("c10::optional<c10::string_view>", "str?"),
         ("std::tuple<at::Tensor, at::Tensor>", "(Tensor, Tensor)"),
         ("std::tuple<at::Tensor &, at::Tensor &>", "(Tensor, Tensor)"),
+        ("std::tuple<at::Tensor>", "Tensor"),
         ("void", "()"),
         ("float", None),
         ("MyStruct", None),
