@@ -874,7 +874,10 @@ def _parse_torch_library(text: str) -> OpSignature:
         raise problem
 
     returns: list[Return] = []
-    for piece in layout.returns:
+    # ``-> None``: torch registers one NoneType return, which a caller sees as None, as it sees ``-> ()``;
+    # TorchAir's own ops are declared so. Read as no returns (``str()`` prints ``-> ()``).
+    pieces = [] if [p.text for p in layout.returns] == ["None"] else layout.returns
+    for piece in pieces:
         if not piece.text:
             raise fail("empty return", piece.column)
         body, alias = _strip_alias(piece, dialect, text)

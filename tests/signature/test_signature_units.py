@@ -950,3 +950,15 @@ def test_an_unterminated_string_in_an_op_plugin_schema_ends_the_search_for_its_p
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert (e.column, e.message) == (9, "unterminated string literal")
+
+
+def test_torch_library_none_return_reads_as_no_returns():
+    """``-> None`` (TorchAir declares its ops so): torch registers one NoneType return, seen as None by callers."""
+    from opkit.signature import Dialect, SchemaError, parse_schema
+
+    sig = parse_schema("scope_exit(bool need_execute=False) -> None", Dialect.TORCH_LIBRARY)
+    assert sig.returns == () and str(sig) == "scope_exit(bool need_execute=False) -> ()"
+    with pytest.raises(SchemaError, match="TorchScript type 'None'"):
+        parse_schema("f(Tensor x) -> (Tensor, None)", Dialect.TORCH_LIBRARY)
+    with pytest.raises(SchemaError, match="unknown type 'None'"):
+        parse_schema("f(Tensor x) -> None", Dialect.OP_PLUGIN)
