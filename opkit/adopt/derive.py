@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from opkit import msopgen, naming
-from opkit.adopt.model import AdoptError, Skipped, SourceOp, SourceTensor
+from opkit.formats.cpp_registrations import CPP_DEF_KIND
+from opkit.formats.source_op import AdoptError, Skipped, SourceOp, SourceTensor
 from opkit.generate.spec import OpSpec, SpecError, format_dtypes, make_spec
 from opkit.signature import Alias, ArgType, Argument, Dialect, DType, OpSignature, Return, SchemaError, parse_schema
 
@@ -188,7 +189,7 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
                 notes.append(f"{source.op_type} is an AI CPU op (this->AICPU()): opkit generates an AI Core project, for {msopgen.SOC_EXAMPLES[0]}; choose with --soc")
             else:
                 notes.append(f"the {source.kind} names no SoC (AddConfig): {','.join(msopgen.SOC_EXAMPLES[:1])} is used; choose with --soc")
-    if source.kind == "C++ TORCH_LIBRARY def":  # torch.library's dialect, in the def's own namespace
+    if source.kind == CPP_DEF_KIND:  # torch.library's dialect, in the def's own namespace
         options.setdefault("style", "library")
         options.setdefault("namespace", dict(source.entry)["namespace"])
     elif source.entry:

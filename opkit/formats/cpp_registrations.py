@@ -23,6 +23,11 @@ import re
 from dataclasses import dataclass, field
 
 from opkit.formats.cpp_tokens import CppSyntaxError, Token, position_in, tokenize
+from opkit.formats.files import InputError
+from opkit.formats.noqa import NoqaMap
+from opkit.formats.schema_site import SchemaSite
+from opkit.formats.source_op import AdoptError, Skipped, SourceOp
+from opkit.signature import Dialect
 
 BLOCK_MACROS = {"TORCH_LIBRARY": ("def", 2), "TORCH_LIBRARY_FRAGMENT": ("def", 2), "TORCH_LIBRARY_IMPL": ("impl", 3)}
 # A def's own kernel is registered as a catch-all: torch files it under CompositeImplicitAutograd.
@@ -164,9 +169,10 @@ class CppImpl:
         return bool(self.conditions)
 
 
-@dataclass
+@dataclass(eq=False)  # identity: lint rules cache indexes per file
 class CppRegistrationFile:
     path: str
+    noqa: NoqaMap = field(default_factory=NoqaMap)
     blocks: list[Block] = field(default_factory=list)
     defs: list[CppDef] = field(default_factory=list)
     impls: list[CppImpl] = field(default_factory=list)
@@ -178,6 +184,13 @@ class CppRegistrationFile:
     @property
     def registers(self) -> bool:
         return bool(self.blocks)
+
+    def schema_sites(self) -> list[SchemaSite]:
+        """Each def's schema where the schema rules see it: torch.library's dialect, the block's namespace."""
+        return [
+            SchemaSite(d.schema, self.path, d.line, d.column, Dialect.TORCH_LIBRARY, op_hint=d.qualname.split(".")[0] or None, namespace=d.namespace, runs=d.runs)
+            for d in self.defs
+        ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,7 +423,9 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
         raise CppReadError(exc.message, exc.line, exc.column) from None
     own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}
     all_macros = {**(macros or {}), **own}
-    return _Reader(path, tokens, all_macros, own).read()
+    records = _Reader(path, tokens, all_macros, own).read()
+    records.noqa = NoqaMap.from_text(text, comment="//")
+    return records
 
 
 class _Reader:
@@ -939,3 +954,79 @@ def find_def(records: CppRegistrationFile, op: str | None) -> tuple[CppDef, list
             where = " under " + chosen.conditions[-1].condition if chosen.conditions else ""
             notes.append(f"line {other.line}: another def of {op} (another #if arm) not adopted; line {chosen.line}{where} is")
     return chosen, notes
+
+
+# ------------------------------------------------------------------------------------------------
+# For `opkit lint`: the files of one group read together
+# ------------------------------------------------------------------------------------------------
+
+CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".asc", ".h", ".hpp")
+
+
+def group_macros(texts: dict[str, str]) -> Macros:
+    """The ``#define``s of every C++ file of a group, so a header's wrapper serves the files beside it."""
+    macros: Macros = {}
+    for path, text in texts.items():
+        if path.lower().endswith(CPP_EXTENSIONS) and "#" in text:
+            macros.update(macro_definitions(path, text))
+    return macros
+
+
+def load_cpp_registrations(path: str, text: str, macros: Macros) -> CppRegistrationFile:
+    """``read_cpp_registrations`` for lint: what cannot be read is InputError E002 at its line and column."""
+    try:
+        return read_cpp_registrations(path, text, macros)
+    except CppReadError as exc:
+        raise InputError("E002", f"cannot read the C++ registrations: {exc.message}", line=exc.line, column=exc.column) from None
+
+
+def function_index(files: list[CppRegistrationFile], others: dict[str, str], macros: Macros) -> dict[str, list[CppFunction]]:
+    """Every C++ function the registrations' kernels may name, by its unqualified name: those of the
+    registering files, and those of the group's other C++ files (headers, kernel sources) that mention a
+    name a kernel uses and is not yet found (only those files are read)."""
+    index: dict[str, list[CppFunction]] = {}
+    for file in files:
+        for fn in file.functions:
+            index.setdefault(fn.short_name, []).append(fn)
+    wanted = {i.kernel.name.rsplit("::", 1)[-1] for f in files for i in f.impls if i.kernel.kind == "function"}
+    wanted |= {d.kernel.name.rsplit("::", 1)[-1] for f in files for d in f.defs if d.kernel is not None and d.kernel.kind == "function"}
+    wanted -= set(index)
+    if not wanted:
+        return index
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, wanted))) + r")\s*\(")
+    for path, text in others.items():
+        if not pattern.search(text):
+            continue
+        try:
+            records = read_cpp_registrations(path, text, macros)
+        except CppReadError:
+            continue  # a header opkit cannot tokenize: its functions stay unknown, never an error of the linted files
+        for fn in records.functions:
+            if fn.short_name in wanted:
+                index.setdefault(fn.short_name, []).append(fn)
+    return index
+
+
+# ------------------------------------------------------------------------------------------------
+# For `opkit new --from`: a C++-defined op as a SourceOp, adopted like a yaml entry
+# ------------------------------------------------------------------------------------------------
+
+CPP_DEF_KIND = "C++ TORCH_LIBRARY def"
+
+
+def read_cpp_def(path: str, text: str, op: str | None, read_text) -> SourceOp:
+    """The def ``op`` names as a SourceOp: its schema (the namespace travels in ``entry``), no descriptors."""
+    try:
+        records = read_with_includes(path, text, read_text)
+    except CppReadError as exc:
+        raise AdoptError(exc.message, path=path, line=exc.line) from None
+    try:
+        chosen, notes = find_def(records, op)
+    except ValueError as exc:
+        raise AdoptError(str(exc), path=path, line=1) from None
+    head, sep, rest = chosen.schema.strip().partition("(")
+    schema = head.strip().rsplit("::", 1)[-1] + sep + rest
+    skipped = tuple(Skipped(0, note) for note in notes)
+    if chosen.block is not None and chosen.block.namespace_note:
+        skipped += (Skipped(chosen.block.line, chosen.block.namespace_note),)
+    return SourceOp(path=path, kind=CPP_DEF_KIND, op_type="", schema=schema, schema_line=chosen.line, skipped=skipped, line=chosen.line, entry=(("namespace", chosen.namespace),))

@@ -7,11 +7,13 @@ import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.lint.finding import Finding, Severity, Violation
-from opkit.lint.registry import RULES, Rule, Selection, load_rules
+from opkit.formats import cpp_registrations as cpp_sources
+from opkit.formats.files import InputError, NotLinted, read_text
+from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
-from opkit.lint.sources import InputError, LintProject, NotLinted, SchemaSite, read_text
-from opkit.lint.sources import cpp_registrations as cpp_sources
+from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
+from opkit.lint.project import LintProject
+from opkit.lint.registry import RULES, Rule, Selection, load_rules
 from opkit.signature import Dialect, OpSignature
 
 SCHEMA_PATH = "<schema>"
@@ -68,7 +70,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
-            project.input_findings.append(text.finding(item.path))
+            project.input_findings.append(input_error_finding(text, item.path))
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
@@ -79,7 +81,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             kinds = _cpp_kinds(item.path, text, macros)
             if not kinds:
                 if item.explicit:
-                    project.input_findings.append(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block").finding(item.path))
+                    project.input_findings.append(input_error_finding(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block"), item.path))
                 else:
                     other_cpp[item.path] = text  # a header or kernel source: read only for the functions kernels name
                 continue
@@ -96,7 +98,7 @@ def _cpp_kinds(path: str, text: str, macros) -> list[str]:
     kinds = []
     if "OpDef" in text and path.lower().endswith(".cpp"):
         kinds.append("opdef")
-    if cpp_sources.registers(text, macros):
+    if cpp_sources.registers_anything(text, macros):
         kinds.append("cpp")
     return kinds
 
@@ -108,31 +110,34 @@ def _load_one(project: LintProject, target: list, item, kind: str, text: str, ma
             source = cpp_sources.load_cpp_registrations(item.path, text, macros)
         else:
             source = _loader(kind)(item.path, text, explicit=item.explicit)
-    except (InputError, NotLinted) as exc:
-        project.input_findings.append(exc.finding(item.path))
+    except InputError as exc:
+        project.input_findings.append(input_error_finding(exc, item.path))
+        return
+    except NotLinted as exc:
+        project.input_findings.append(not_linted_finding(exc, item.path))
         return
     except RecursionError:  # json, PyYAML and our builders recurse per nesting level
-        project.input_findings.append(InputError("E003", "nested too deeply to read").finding(item.path))
+        project.input_findings.append(input_error_finding(InputError("E003", "nested too deeply to read"), item.path))
         return
-    project.input_findings.extend(e.finding(item.path) for e in getattr(source, "structure_errors", ()))
+    project.input_findings.extend(input_error_finding(e, item.path) for e in getattr(source, "structure_errors", ()))
     target.append(source)
 
 
 def _loader(kind: str):
     """The source loader for a kind of file, imported on first use."""
     if kind == "yaml":
-        from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
+        from opkit.formats.op_plugin_yaml import load_op_plugin_yaml
 
         return load_op_plugin_yaml
     if kind == "python":
-        from opkit.lint.sources.registrations import load_registration_file
+        from opkit.formats.python_registrations import load_registration_file
 
         return load_registration_file
     if kind == "opdef":
-        from opkit.lint.sources.opdef_cpp import load_opdef_cpp
+        from opkit.formats.opdef_cpp import load_opdef_cpp
 
         return load_opdef_cpp
-    from opkit.lint.sources.msopgen_json import load_msopgen_json
+    from opkit.formats.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
 

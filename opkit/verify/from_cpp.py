@@ -22,7 +22,7 @@ def defined_from_cpp(path: str, op: str | None, meta_files: Sequence[str] = ()) 
     ValueError (one message with the location) for a file or schema that cannot be used."""
     import torch
 
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     try:
         records = read_with_includes(path, read_text(path), read_text)

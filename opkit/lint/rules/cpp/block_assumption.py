@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 
 @rule(
@@ -30,6 +30,6 @@ def cpp_block_assumption(source) -> Iterator[Violation]:
     ``CONCAT``, opkit reads the block by its name and takes the namespace as written, so a Python Meta
     registered for ``_C_ext`` is not paired with its def. Lint the header too (``opkit lint csrc/``).
     """
-    for block in source.records.blocks:
+    for block in source.blocks:
         if block.namespace_note:
             yield Violation(f"{block.written_as}: {block.namespace_note}", line=block.line, column=block.column, hint="lint the header that defines the macros along with this file")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from opkit.formats.cpp_registrations import CppDef, CppFunction, CppImpl, Kernel, schema_type_of
 from opkit.lint.registry import shared_index
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 from opkit.signature import ArgType, Dialect, OpSignature, SchemaError, parse_schema
 
 # Keys whose kernel also serves Meta tensors, so an op with one needs no Meta of its own: a composite

@@ -8,7 +8,7 @@ from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.cpp.common import defined, registered
 from opkit.lint.rules.registrations.common import project_index
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 
 @rule(

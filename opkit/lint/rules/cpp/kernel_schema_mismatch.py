@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.cpp.common import kernel_problems, kernels_of, resolve
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 
 @rule(

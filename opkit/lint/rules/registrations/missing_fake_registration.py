@@ -9,7 +9,7 @@ from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.cpp.common import META_KEYS, defined, registered as cpp_registered
 from opkit.lint.rules.registrations.common import project_index, all_registrations
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 
 @rule(
