@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -86,7 +87,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
                     other_cpp[item.path] = text  # a header or kernel source: read only for the functions kernels name
                 continue
         for kind in kinds:
-            _load_one(project, targets[kind], item, kind, text, macros)
+            _load_one(project, targets[kind], item, kind, text, macros, lambda path: _module_text(path, texts))
     if project.cpp_files:
         project.cpp_functions = cpp_sources.function_index(project.cpp_files, other_cpp, macros or {})
     return project
@@ -103,11 +104,24 @@ def _cpp_kinds(path: str, text: str, macros) -> list[str]:
     return kinds
 
 
-def _load_one(project: LintProject, target: list, item, kind: str, text: str, macros) -> None:
+def _module_text(path: str, texts: dict) -> str | None:
+    """Another module of a linted package (``from ._lib import lib``): the group's copy, else the file."""
+    text = texts.get(path)
+    if isinstance(text, str):
+        return text
+    try:
+        return read_text(path) if os.path.isfile(path) else None
+    except InputError:
+        return None
+
+
+def _load_one(project: LintProject, target: list, item, kind: str, text: str, macros, modules) -> None:
     """Load one input as ``kind`` into ``target``; what cannot be read becomes a finding."""
     try:
         if kind == "cpp":
             source = cpp_sources.load_cpp_registrations(item.path, text, macros)
+        elif kind == "python":
+            source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules)
         else:
             source = _loader(kind)(item.path, text, explicit=item.explicit)
     except InputError as exc:
