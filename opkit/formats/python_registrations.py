@@ -584,6 +584,10 @@ def _mutates_args(call: ast.Call) -> tuple[str, ...] | str | None:
     return None
 
 
+# The branching point every function body is an arm of (no statement sits at line 0).
+FUNCTION_BODIES = (0, 0)
+
+
 def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
     """``id(statement)`` → the exclusive branches it sits in, for every statement of the module."""
     paths: dict[int, BranchPath] = {}
@@ -606,7 +610,11 @@ def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
             elif isinstance(stmt, ast.Match):
                 for index, case in enumerate(stmt.cases):
                     visit(case.body, (*path, (key, index)))
-            else:  # def, class, for, while, with: their bodies are not alternatives to anything
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # Each function's body runs when it is called, not with the others: registrations in two
+                # test methods, each with its own Library, are alternatives, not a duplicate.
+                visit(stmt.body, (*path, (FUNCTION_BODIES, key)))
+            else:  # class, for, while, with: their bodies are not alternatives to anything
                 for name in ("body", "orelse", "finalbody"):
                     child = getattr(stmt, name, None)
                     if isinstance(child, list):
@@ -828,6 +836,7 @@ class _Loader:
             for dec in fn.decorator_list:
                 self._decorated(self.parsed[id(fn)], dec, dec)
         loops = _loop_bindings(self.tree)
+        defined_names = self._defined_op_names()
         calls = [(node, scope) for node, scope in self.nodes["expressions"] if isinstance(node.value, ast.Call)]
         for node, scope in calls:  # registrations inside a function, through its parameters: a helper
             if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._registers_through_parameters(node.value, scope):
@@ -836,7 +845,7 @@ class _Loader:
         for node, _ in calls:
             self.statement[id(node.value)] = node
             for binding in loops.get(id(node), ({},)):
-                self._call_registration(node.value, binding, node.value)
+                self._call_registration(node.value, {**defined_names, **binding}, node.value)
 
     def _names_in_bodies(self) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[str]]]:
         """For each scope (by id): the names read in its body and those tested ``is None`` there, nested
@@ -1004,6 +1013,18 @@ class _Loader:
                 inner = {**binding, **arguments}
                 for registration in self.helper_calls[call.func.id]:
                     self._call_registration(registration, inner, at)
+
+    def _defined_op_names(self) -> dict[str, ast.expr]:
+        """``op = lib.define("name(...) -> ...")``: ``define`` returns the op's name, which ``lib.impl(op, ...)`` then uses."""
+        found: dict[str, ast.expr] = {}
+        for node, _ in self.nodes["assigns"]:
+            call = node.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "define" and getattr(call.func.value, "id", None) in self.libraries:
+                schema = _arg(call, 0, "schema")
+                if isinstance(schema, ast.Constant) and isinstance(schema.value, str) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    name = schema.value.strip().split("(", 1)[0].strip().rsplit("::", 1)[-1]
+                    found[node.targets[0].id] = ast.Constant(name)
+        return found
 
     def _function_of(self, node: ast.expr | None, binding: dict[str, ast.expr]) -> Function | None:
         """The function a registration passes: a def of this module by name, or a lambda."""

@@ -130,3 +130,30 @@ def test_a_cpp_def_pairs_with_a_python_meta_through_a_helper(tmp_path):
     (tmp_path / "meta.py").write_text(HELPER.replace("def gate_meta(x, k):", "def gate_meta(x):"))
     found = lint([str(tmp_path)], selection=Selection(("M",)), use_cache=False).findings
     assert [(f.code, f.line) for f in found] == [("M002", 20)]
+
+
+def test_registrations_in_two_test_methods_are_not_duplicates_and_define_returns_the_name(tmp_path):
+    text = '''import torch
+
+
+class T:
+    def test_a(self):
+        lib = torch.library.Library("custom", "FRAGMENT")
+        name = lib.define("mutate_op(Tensor(a!)[] y) -> None")
+
+        @torch.library.impl(lib, "mutate_op", "Meta")
+        def mutate_meta(y):
+            pass
+
+    def test_b(self):
+        lib = torch.library.Library("custom", "FRAGMENT")
+        op = lib.define("add(Tensor x) -> Tensor")
+        lib.impl(op, lambda x: x.new_empty(x.size()), "Meta")
+
+        @torch.library.impl(lib, "mutate_op", "Meta")
+        def mutate_meta(y):
+            pass
+'''
+    assert sorted(regs(text)) == [("custom", "add", "meta", "<lambda>", 16), ("custom", "mutate_op", "meta", "mutate_meta", 9), ("custom", "mutate_op", "meta", "mutate_meta", 18)]
+    (tmp_path / "test_ops.py").write_text(text)
+    assert lint([str(tmp_path / "test_ops.py")], selection=Selection(("M", "S")), use_cache=False).findings == ()
