@@ -9,6 +9,14 @@ torch.library import X``, ``import torch.library as tl``, ...):
 * custom_op: ``@torch.library.custom_op("ns::name", mutates_args=...)`` on a typed function, then
   ``@name.register_fake`` or ``@torch.library.register_fake("ns::name")``.
 
+Beyond those templates, as projects write them: a helper of the module that registers through its
+parameters (``def register_meta_if_necessary(ns, op_name, fn): lib.impl(op_name, fn, "Meta")``) registers
+at each call with literal arguments; registrations under ``if``/``try`` and in ``for`` loops over literal
+lists (one per item); call forms ``register_fake("ns::op")(fn)`` and ``impl(lib, "op", "Meta")(fn)``, with
+lambdas too; ``op = lib.define(...)`` then ``lib.impl(op, ...)``; a ``Library`` imported from a sibling
+module (``from ._lib import lib``, read through the ``modules`` reader lint passes); ``define`` strings
+triple-quoted, implicitly concatenated or joined with ``+``, each character placed in the file.
+
 For a custom_op the schema is inferred from the annotations exactly as ``torch.library.infer_schema``
 does (``int`` is ``SymInt``, ``mutates_args`` entries become ``Tensor(a<index>!)``), and exposed through
 ``schema_sites()`` in the torch.library dialect, so the schema rules apply to it.
