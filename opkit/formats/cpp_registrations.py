@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_tokens import CppSyntaxError, Token, position_in, tokenize
+from opkit.formats.cpp_tokens import CppSyntaxError, Token, position_in, split_code, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
 from opkit.formats.schema_site import SchemaSite
@@ -180,6 +180,7 @@ class CppRegistrationFile:
     macros: Macros = field(default_factory=dict)
     # Statements inside a block that register nothing opkit reads (m.fallback, a helper call): (message, line, column)
     skipped: list[tuple[str, int, int]] = field(default_factory=list)
+    includes: tuple[str, ...] = ()  # the headers it includes by a quoted path, as written
 
     @property
     def registers(self) -> bool:
@@ -272,18 +273,21 @@ def split_top(text: str, sep: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 _DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)", re.S)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE_LINES = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 
 
 def macro_definitions(path: str, text: str) -> Macros:
-    """The ``#define``s of a file; only those lines are tokenized, so every C++ file given can be asked."""
+    """The ``#define``s of a file; only those lines are lexed, so every C++ file given can be asked."""
     macros: Macros = {}
+    line, counted = 1, 0
     for m in _DEFINE_LINES.finditer(text):
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
         try:
             directives = [t for t in tokenize(m.group()) if t.kind == "directive"]
         except CppSyntaxError:
             continue
-        line = text.count("\n", 0, m.start()) + 1
         for token in directives:
             macro = _macro(path, Token(token.kind, token.text, m.start(), line, 1))
             if macro is not None:
@@ -292,15 +296,12 @@ def macro_definitions(path: str, text: str) -> Macros:
 
 
 def _macro(path: str, token: Token) -> Macro | None:
+    """A ``#define`` directive (comments already blanked by the lexer) as a Macro."""
     m = _DEFINE.match(token.text)
     if not m:
         return None
     params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) is not None else None
-    try:
-        body = tuple(t.text for t in tokenize(m.group(4)))
-    except CppSyntaxError:
-        return None
-    return Macro(m.group(1), params, body, path, token.line)
+    return Macro(m.group(1), params, tuple(split_code(m.group(4))), path, token.line)
 
 
 def _expand(texts: list[str], macros: Macros, depth: int = 0) -> list[str] | None:
@@ -403,10 +404,11 @@ def block_macros(macros: Macros) -> dict[str, tuple[str, tuple[int, ...]]]:
     return found
 
 
-def registers_anything(text: str, macros: Macros) -> bool:
-    """Whether the text can register an op: it names a torch block macro or a wrapper of one."""
-    names = block_macros(macros)
-    return any(name in text for name in names)
+def registers_anything(text: str, macros: Macros, *, blocks: dict | None = None) -> bool:
+    """Whether the text can register an op: it names a torch block macro or a wrapper of one.
+    ``blocks``: ``block_macros(macros)`` when the caller asks for many files."""
+    names = blocks if blocks is not None else block_macros(macros)
+    return "TORCH_LIBRARY" in text or any(name in text for name in names)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -425,6 +427,7 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
     all_macros = {**(macros or {}), **own}
     records = _Reader(path, tokens, all_macros, own).read()
     records.noqa = NoqaMap.from_text(text, comment="//")
+    records.includes = tuple(_INCLUDE.findall(text))
     return records
 
 
@@ -908,9 +911,6 @@ def _conditions(tokens: list[Token]):
 # One op of one file: what `opkit new --from` and `opkit verify --from` take
 # ------------------------------------------------------------------------------------------------
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-
-
 def read_with_includes(path: str, text: str, read_text) -> CppRegistrationFile:
     """The file's registrations, with the macros of the headers it includes by a quoted path (found beside
     it): so ``TORCH_LIBRARY_EXPAND(CONCAT(_C, _ext), m)`` resolves from ``#include "utils.h"``.
@@ -993,18 +993,54 @@ def function_index(files: list[CppRegistrationFile], others: dict[str, str], mac
     wanted -= set(index)
     if not wanted:
         return index
-    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, wanted))) + r")\s*\(")
-    for path, text in others.items():
+    included = _included(files, others)
+    chosen = set(included)
+    # the headers they include first; then the group's other C++ files, for what is still not found
+    for path in (*included, *(p for p in others if p not in chosen)):
+        if not wanted:
+            break
+        pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, wanted))) + r")\s*\(")
+        text = others[path]
         if not pattern.search(text):
             continue
         try:
             records = read_cpp_registrations(path, text, macros)
         except CppReadError:
             continue  # a header opkit cannot tokenize: its functions stay unknown, never an error of the linted files
+        found = {fn.short_name for fn in records.functions if fn.short_name in wanted}
         for fn in records.functions:
-            if fn.short_name in wanted:
+            if fn.short_name in found:
                 index.setdefault(fn.short_name, []).append(fn)
+        wanted -= found
     return index
+
+
+def _included(files: list[CppRegistrationFile], others: dict[str, str], depth: int = 3) -> list[str]:
+    """The paths of ``others`` the registering files include by a quoted path (resolved beside the
+    including file), and what those include, ``depth`` levels down: where a kernel's declaration is."""
+    import os
+
+    by_path = {os.path.normpath(path): path for path in others}
+    found: list[str] = []
+    frontier = [(f.path, f.includes) for f in files]
+    seen = {os.path.normpath(f.path) for f in files}
+    for _ in range(depth):
+        following = []
+        for path, includes in frontier:
+            for name in includes:
+                # beside the including file, else under one of its parent directories (an -I root)
+                base = os.path.dirname(os.path.normpath(path))
+                for _up in range(4):
+                    candidate = os.path.normpath(os.path.join(base, name))
+                    if candidate in by_path:
+                        break
+                    base = os.path.dirname(base)
+                if candidate in by_path and candidate not in seen:
+                    seen.add(candidate)
+                    found.append(by_path[candidate])
+                    following.append((candidate, tuple(_INCLUDE.findall(others[by_path[candidate]]))))
+        frontier = following
+    return found
 
 
 # ------------------------------------------------------------------------------------------------

@@ -76,6 +76,15 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
+def split_code(code: str) -> list[str]:
+    """The token texts of code that holds no comments (a preprocessor line cpp_text already cleaned,
+    a macro's body): literals whole, then identifiers, numbers and punctuation as ``tokenize`` cuts them."""
+    return [m.group() for m in _CODE_TOKEN.finditer(code)]
+
+
+_CODE_TOKEN = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|" + _IDENT.pattern + "|" + _NUMBER.pattern + "|" + _PUNCT.pattern + r"|\S")
+
+
 def _directive_end(code: str, i: int) -> int:
     """The end of the preprocessor line starting at ``i`` (a backslash before the newline continues it)."""
     while True:

@@ -67,7 +67,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
     targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files, "cpp": project.cpp_files}
-    macros, other_cpp = None, {}
+    macros, blocks, other_cpp = None, None, {}
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
@@ -79,7 +79,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
         if item.kind == "cpp":
             if macros is None:  # every C++ file's #defines, so a header's wrapper macro serves its neighbours
                 macros = cpp_sources.group_macros({i.path: texts[i.path] for i in group.inputs if i.kind == "cpp" and isinstance(texts[i.path], str)})
-            kinds = _cpp_kinds(item.path, text, macros)
+                blocks = cpp_sources.block_macros(macros)
+            kinds = _cpp_kinds(item.path, text, macros, blocks)
             if not kinds:
                 if item.explicit:
                     project.input_findings.append(input_error_finding(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block"), item.path))
@@ -93,13 +94,13 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     return project
 
 
-def _cpp_kinds(path: str, text: str, macros) -> list[str]:
+def _cpp_kinds(path: str, text: str, macros, blocks) -> list[str]:
     """What a C++ file is read as: ``opdef`` (an op_host .cpp declaring an OpDef), ``cpp`` (TORCH_LIBRARY
     registrations), both, or neither."""
     kinds = []
     if "OpDef" in text and path.lower().endswith(".cpp"):
         kinds.append("opdef")
-    if cpp_sources.registers_anything(text, macros):
+    if cpp_sources.registers_anything(text, macros, blocks=blocks):
         kinds.append("cpp")
     return kinds
 

@@ -113,3 +113,19 @@ TORCH_LIBRARY_IMPL(aten, Meta, m) { m.impl("add.Tensor", &k_meta); }
     assert codes == [("C001", 5), ("C002", 4), ("C004", 4)]
     (c001,) = [f for f in found if f.code == "C001"]
     assert "parameter 2 (const c10::optional<at::Tensor> & y) is Tensor?, the schema's 'y' is Tensor" in c001.message
+
+
+def test_a_kernel_declared_in_an_included_header_is_checked(tmp_path):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "gate.h").write_text("#pragma once\nnamespace ext {\nat::Tensor gate(const at::Tensor &x);\n}\n")
+    text = (
+        '#include "ops/gate.h"\n'
+        'at::Tensor gate_meta(const at::Tensor &x, int64_t k) { return at::empty_like(x); }\n'
+        'TORCH_LIBRARY(ns, m) { m.def("gate(Tensor x, int k) -> Tensor"); }\n'
+        'TORCH_LIBRARY_IMPL(ns, PrivateUse1, m) { m.impl("gate", TORCH_FN(ext::gate)); }\n'
+        'TORCH_LIBRARY_IMPL(ns, Meta, m) { m.impl("gate", &gate_meta); }\n'
+    )
+    found = findings(tmp_path, {"binding.cpp": text})
+    (c001,) = found
+    assert (c001.code, c001.line) == ("C001", 4)
+    assert "ops/gate.h:3" in c001.message and "takes 1 parameters, the schema has 2 arguments" in c001.message
