@@ -82,10 +82,11 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
                 blocks = cpp_sources.block_macros(macros)
             kinds = _cpp_kinds(item.path, text, macros, blocks)
             if not kinds:
-                if item.explicit:
+                other_cpp[item.path] = text  # a header or kernel source: read only for its macros and the functions kernels name
+                if item.explicit and item.path.lower().endswith((".h", ".hpp")):
+                    project.input_findings.append(not_linted_finding(NotLinted("a header that registers nothing (read for its macros and declarations)"), item.path))
+                elif item.explicit:
                     project.input_findings.append(input_error_finding(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block"), item.path))
-                else:
-                    other_cpp[item.path] = text  # a header or kernel source: read only for the functions kernels name
                 continue
         for kind in kinds:
             _load_one(project, targets[kind], item, kind, text, macros, lambda path: _module_text(path, texts))

@@ -129,3 +129,10 @@ def test_a_kernel_declared_in_an_included_header_is_checked(tmp_path):
     (c001,) = found
     assert (c001.code, c001.line) == ("C001", 4)
     assert "ops/gate.h:3" in c001.message and "takes 1 parameters, the schema has 2 arguments" in c001.message
+
+
+def test_named_headers_lend_macros_and_declarations_and_are_not_errors(tmp_path):
+    declarations = "#pragma once\nnamespace ext {\nvoid fill(at::Tensor &out, const at::Tensor &src);\n}\n"
+    found = findings(tmp_path, {"utils.h": HEADER, "ops.h": declarations, "binding.cpp": BINDING}, "binding.cpp", "utils.h", "ops.h", select=("C", "E", "I"))
+    assert sorted((f.code, f.path.rsplit("/", 1)[-1]) for f in found) == [("C001", "binding.cpp"), ("I001", "ops.h")]
+    assert "read for its macros and declarations" in next(f.message for f in found if f.code == "I001")
