@@ -723,15 +723,18 @@ class _Reader:
                 depth += 1
             elif t.text in (")", "]", "}"):
                 depth -= 1
-            elif t.text == "<" and k > 0 and toks[k - 1].text in ("static_cast", "reinterpret_cast", "TORCH_FN_TYPE") or (t.text == "<" and angle):
+            elif t.text == "<" and (angle or toks[k - 1].text in _CASTS):  # a cast's target type
                 angle += 1
-            elif t.text == ">" and angle:
-                angle -= 1
+            elif t.text in (">", ">>") and angle:
+                angle = max(angle - len(t.text), 0)
             elif t.text == "," and depth == 0 and angle == 0:
                 args.append([])
                 continue
             args[-1].append(t)
         return ([] if args == [[]] else args), close
+
+
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "TORCH_FN_TYPE"})
 
 
 def _top(namespaces: list[str | None]) -> bool:
@@ -768,13 +771,12 @@ def _opening(toks: list[Token], close_index: int, lower: int) -> int | None:
 
 
 def _join(toks: list[Token]) -> str:
+    """Token texts as a type is usually written: ``const at::Tensor &``, ``std::tuple<a, b>``."""
     out = ""
     for t in toks:
-        if out and (out[-1].isalnum() or out[-1] == "_") and (t.text[0].isalnum() or t.text[0] == "_"):
-            out += " "
-        elif out and t.text in ("&", "&&", "*") and out[-1] not in "<(":
-            out += " "
-        elif out and out[-1] == "," :
+        word_after_word = out and (out[-1].isalnum() or out[-1] == "_") and (t.text[0].isalnum() or t.text[0] == "_")
+        reference = out and t.text in ("&", "&&", "*") and out[-1] not in "<("
+        if word_after_word or reference or (out and out[-1] == ","):
             out += " "
         out += t.text
     return out
