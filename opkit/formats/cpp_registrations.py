@@ -51,15 +51,21 @@ class Branch:
     line: int  # the opening #if's line: it names the conditional
     arm: int
     condition: str  # the directive that opened this arm, as written
+    opening: str = ""  # the conditional's opening directive (``#ifdef X``), the same for all its arms
 
 
 Conditions = tuple[Branch, ...]
 
 
-def exclusive(a: Conditions, b: Conditions) -> bool:
-    """Whether code under ``a`` and code under ``b`` are never both compiled (different arms of one #if)."""
-    arms = {branch.line: branch.arm for branch in a}
-    return any(branch.line in arms and arms[branch.line] != branch.arm for branch in b)
+def exclusive(a: Conditions, b: Conditions, *, same_file: bool = True) -> bool:
+    """Whether code under ``a`` and code under ``b`` are never both compiled: different arms of one #if
+    (of one file), or, across files, different arms of conditionals opened by the same test
+    (``#ifdef ASCEND_PLATFORM_310P`` ... ``#else`` in a binding file and in its Meta file)."""
+    if same_file:
+        arms = {branch.line: branch.arm for branch in a}
+        return any(branch.line in arms and arms[branch.line] != branch.arm for branch in b)
+    tests = {branch.opening: branch.arm for branch in a}
+    return any(branch.opening in tests and tests[branch.opening] != branch.arm for branch in b)
 
 
 @dataclass(frozen=True)
@@ -890,10 +896,10 @@ def _conditions(tokens: list[Token]):
         if t.kind != "directive":
             continue
         if _IF.match(t.text):
-            stack.append(Branch(t.line, 0, t.text))
+            stack.append(Branch(t.line, 0, t.text, t.text))
         elif _ELSE.match(t.text) and stack:
             top = stack.pop()
-            stack.append(Branch(top.line, top.arm + 1, t.text))
+            stack.append(Branch(top.line, top.arm + 1, t.text, top.opening))
         elif _ENDIF.match(t.text) and stack:
             stack.pop()
         else:

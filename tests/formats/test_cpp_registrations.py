@@ -79,6 +79,10 @@ def test_if_arms_are_maybe_and_exclusive_not_doubled():
     assert second.conditions[0].condition == "#else" and second.conditions[0].arm == 1
     assert exclusive(first.conditions, second.conditions)
     assert not exclusive(second.conditions, third.conditions)
+    # across files, arms of conditionals opened by the same test are alternatives too
+    other_file = read_cpp_registrations("meta.cpp", "\n\n#ifdef SMALL_CHIP\nTORCH_LIBRARY(ns, m) {}\n#endif\n").blocks[0].conditions
+    assert second.conditions[0].opening == "#ifdef SMALL_CHIP" and exclusive(second.conditions, other_file, same_file=False)
+    assert not exclusive(first.conditions, other_file, same_file=False)
 
 
 def test_without_the_macro_definitions_the_namespace_is_taken_as_written():

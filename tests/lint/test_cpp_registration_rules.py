@@ -136,3 +136,22 @@ def test_named_headers_lend_macros_and_declarations_and_are_not_errors(tmp_path)
     found = findings(tmp_path, {"utils.h": HEADER, "ops.h": declarations, "binding.cpp": BINDING}, "binding.cpp", "utils.h", "ops.h", select=("C", "E", "I"))
     assert sorted((f.code, f.path.rsplit("/", 1)[-1]) for f in found) == [("C001", "binding.cpp"), ("I001", "ops.h")]
     assert "read for its macros and declarations" in next(f.message for f in found if f.code == "I001")
+
+
+def test_a_meta_in_the_other_arm_of_the_same_test_serves_nothing(tmp_path):
+    binding = """at::Tensor a(const at::Tensor &x);
+#ifdef SMALL_CHIP
+TORCH_LIBRARY(ns, m) { m.def("a(Tensor x) -> Tensor"); m.impl("a", torch::kPrivateUse1, &a); }
+#else
+TORCH_LIBRARY(ns, m) { m.def("a(Tensor x, int k) -> Tensor"); }
+#endif
+"""
+    meta = """at::Tensor a_meta(const at::Tensor &x) { return at::empty_like(x); }
+#ifdef SMALL_CHIP
+TORCH_LIBRARY_IMPL(ns, Meta, m) { m.impl("a", &a_meta); }
+#endif
+"""
+    found = findings(tmp_path, {"binding.cpp": binding, "binding_meta.cpp": meta})
+    # the Meta (one parameter) is checked against the SMALL_CHIP def only, not the #else one (two):
+    # no C001; the #else def has neither a Meta nor a device kernel
+    assert sorted((f.code, f.path.rsplit("/", 1)[-1], f.line) for f in found) == [("C003", "binding.cpp", 5), ("M001", "binding.cpp", 5)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from opkit.formats.cpp_registrations import CppDef, CppFunction, CppImpl, Kernel, schema_type_of
+from opkit.formats.cpp_registrations import CppDef, CppFunction, CppImpl, Kernel, exclusive, schema_type_of
 from opkit.lint.registry import shared_index
 from opkit.lint.project import LintProject
 from opkit.signature import ArgType, Dialect, OpSignature, SchemaError, parse_schema
@@ -71,12 +71,23 @@ def defined_by_key(project: LintProject) -> dict[tuple[str, str, str], list[Defi
     return index
 
 
+def compiled_together(d: Defined, path: str, conditions) -> bool:
+    """Whether a def and a registration at ``path`` under ``conditions`` can be in one build (not in
+    different arms of one ``#if``, or of same-test conditionals in two files)."""
+    return not exclusive(d.definition.conditions, conditions, same_file=d.path == path)
+
+
+def serving(project: LintProject, r: Registered) -> Defined | None:
+    """The def an impl registers a kernel for: the first of its op compiled together with it."""
+    return next((d for d in defined_by_key(project).get(r.key, ()) if compiled_together(d, r.path, r.impl.conditions)), None)
+
+
 def kernels_of(project: LintProject) -> Iterator[tuple[str, Kernel, str, Defined, int, int]]:
     """(path, kernel, dispatch key, the def it serves, line, column) for every C++ kernel bound to a
     parsed C++ def: the impls, and the defs' own catch-all kernels."""
-    by_key = defined_by_key(project)
     for r in registered(project):
-        for d in by_key.get(r.key, ())[:1]:
+        d = serving(project, r)
+        if d is not None:
             yield r.path, r.impl.kernel, r.impl.dispatch_key, d, r.impl.line, r.impl.column
     for d in defined(project):
         k = d.definition.kernel

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.cpp.common import defined, registered
+from opkit.lint.rules.cpp.common import compiled_together, defined, registered
 from opkit.lint.project import LintProject
 
 
@@ -35,9 +35,12 @@ def op_without_device_kernel(project: LintProject) -> Iterator[Violation]:
     counts (PrivateUse1, CPU, a composite key, or the def's own catch-all), in any linted C++ file.
     A warning: the kernel may be registered by a file that was not linted.
     """
-    served = {r.key for r in registered(project) if r.impl.dispatch_key != "Meta"}
+    kernels: dict[tuple[str, str, str], list] = {}
+    for r in registered(project):
+        if r.impl.dispatch_key != "Meta":
+            kernels.setdefault(r.key, []).append(r)
     for d in defined(project):
-        if d.definition.kernel is None and d.key not in served:
+        if d.definition.kernel is None and not any(compiled_together(d, r.path, r.impl.conditions) for r in kernels.get(d.key, ())):
             yield Violation(
                 f"op '{d.namespace}::{d.sig.full_name}' is defined but no linted C++ file registers a device kernel for it",
                 line=d.definition.line, column=d.definition.column, path=d.path, op=d.sig.full_name,

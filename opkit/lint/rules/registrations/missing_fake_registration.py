@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.cpp.common import META_KEYS, defined, registered as cpp_registered
+from opkit.lint.rules.cpp.common import META_KEYS, compiled_together, defined, registered as cpp_registered
 from opkit.lint.rules.registrations.common import project_index, all_registrations
 from opkit.lint.project import LintProject
 
@@ -57,21 +57,22 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
     registered: dict[tuple[str, str], list] = {}
     for _, reg in all_registrations(project):
         registered.setdefault((reg.name, reg.overload), []).append(reg)
-    for r in cpp_registered(project):
-        if r.impl.dispatch_key in META_KEYS:
-            namespace, name, overload = r.key
-            registered.setdefault((name, overload), []).append(_Provided(namespace, name, overload))
+    cpp_metas = [r for r in cpp_registered(project) if r.impl.dispatch_key in META_KEYS]
     cpp_defs = {(d.path, d.definition.line, d.definition.column): d for d in defined(project)}
+    for d in cpp_defs.values():  # a C++ Meta serves the defs compiled with it (not another #if arm's)
+        if any(r.key == d.key and compiled_together(d, r.path, r.impl.conditions) for r in cpp_metas):
+            registered.setdefault((d.sig.name, d.sig.overload), []).append(_Provided(d.namespace, d.sig.name, d.sig.overload, d))
     for d in cpp_defs.values():
         if d.definition.kernel is not None:  # m.def(schema, kernel): a catch-all, CompositeImplicitAutograd
-            registered.setdefault((d.sig.name, d.sig.overload), []).append(_Provided(d.namespace, d.sig.name, d.sig.overload))
+            registered.setdefault((d.sig.name, d.sig.overload), []).append(_Provided(d.namespace, d.sig.name, d.sig.overload, d))
     # custom_op sites (their schemas sit at the decorator) -> the decorated function's name, what register_fake hangs on
     custom_op_functions = {(file.path, op.line): op.function.name for file in project.python_files for op in file.custom_ops}
     for schema in project_index(project).schemas:
         cpp_def = cpp_defs.get((schema.site.path, schema.site.line, schema.site.column))
         if not schema.site.is_custom or (cpp_def is None and not project.python_files):
             continue
-        if any(schema.declares(reg) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
+        # a Python Meta serves every def of its op; a C++ one the def it is compiled with
+        if any(schema.declares(reg) and (not isinstance(reg, _Provided) or reg.serves(cpp_def)) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
             continue
         function = custom_op_functions.get((schema.site.path, schema.site.line))
         if function is not None:  # a custom_op's own schema: the fake goes on the custom_op object
@@ -89,8 +90,13 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
 
 @dataclass(frozen=True)
 class _Provided:
-    """A C++ kernel that serves Meta tensors, as M001 matches registrations: by namespace, name, overload."""
+    """A C++ kernel that serves Meta tensors, as M001 matches registrations: by namespace, name, overload,
+    for the one C++ def it is compiled with."""
 
     namespace: str
     name: str
     overload: str
+    definition: object = None
+
+    def serves(self, cpp_def) -> bool:
+        return cpp_def is None or self.definition is cpp_def
