@@ -247,3 +247,20 @@ def test_tokens_keep_escapes_and_positions():
     (token,) = [t for t in tokenize('x = "a\\"b\\n" u8"c";') if t.kind == "string"][:1]
     assert token.value == 'a"b\n'
     assert [t.value for t in tokenize('u8"c" L"d"')] == ["c", "d"]
+
+
+def test_one_op_of_a_file_with_macros_from_its_quoted_includes(tmp_path):
+    from opkit.formats.cpp_registrations import find_def, read_cpp_def, read_with_includes
+    from opkit.formats.files import read_text
+
+    (tmp_path / "utils.h").write_text(UTILS_H)
+    path = tmp_path / "binding.cpp"
+    path.write_text(WRAPPED.replace('ops.def("scale(Tensor x, float factor) -> Tensor");', 'ops.def("scale(Tensor x) -> Tensor");'))
+    records = read_with_includes(str(path), path.read_text(), read_text)
+    chosen, notes = find_def(records, "_C_ext::scale")
+    assert (chosen.namespace, chosen.schema, chosen.line) == ("_C_ext", "scale(Tensor x) -> Tensor", 11)
+    assert notes == ["line 19: another def of _C_ext::scale (another #if arm) not adopted; line 11 under #ifdef SMALL_CHIP is"]
+    source = read_cpp_def(str(path), path.read_text(), "norm", read_text)
+    assert (source.kind, source.schema, dict(source.entry)) == ("C++ TORCH_LIBRARY def", "norm(Tensor x, Tensor? w, int k) -> (Tensor, Tensor)", {"namespace": "_C_ext"})
+    with pytest.raises(ValueError, match="defines 2 ops"):
+        find_def(records, None)
