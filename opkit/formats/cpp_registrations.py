@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_tokens import CppSyntaxError, Token, position_in, split_code, tokenize
+from opkit.formats.cpp_tokens import CppSyntaxError, Token, split_code, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
-from opkit.formats.schema_site import SchemaSite
+from opkit.formats.schema_site import SchemaSite, position_in
 from opkit.formats.source_op import AdoptError, Skipped, SourceOp
 from opkit.signature import Dialect
 

@@ -11,7 +11,6 @@ expands the few macros it needs).
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 
@@ -97,9 +96,3 @@ def _directive_end(code: str, i: int) -> int:
         return end
 
 
-def position_in(token_runs: tuple[tuple[int, int, int], ...], index: int) -> tuple[int, int]:
-    """The file (line, column) of character ``index`` of a string whose ``runs`` are given."""
-    starts = [r[0] for r in token_runs]
-    k = max(bisect.bisect_right(starts, index) - 1, 0)
-    start, line, column = token_runs[k]
-    return line, column + (index - start)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
-from opkit.formats.schema_site import SchemaSite
+from opkit.formats.schema_site import SchemaSite, position_in
 from opkit.signature import Dialect
 
 LIBRARY = frozenset({"torch.library.Library"})
@@ -303,7 +303,8 @@ def subtree(node: ast.AST) -> list[ast.AST]:
 # The node types the loader reads, by what it reads them for.
 _KINDS = {ast.Import: "imports", ast.ImportFrom: "imports", ast.Assign: "assigns", ast.Call: "calls", ast.Expr: "expressions",
           ast.FunctionDef: "scopes", ast.AsyncFunctionDef: "scopes", ast.Lambda: "scopes", ast.ClassDef: "scopes",
-          ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits", ast.Name: "names", ast.Compare: "compares"}  # fmt: skip
+          ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits", ast.Name: "names", ast.Compare: "compares",
+          ast.For: "loops"}  # fmt: skip
 
 
 def walk(tree: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
@@ -664,12 +665,12 @@ def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
     return bound
 
 
-def _loop_bindings(tree: ast.Module) -> dict[int, list[dict[str, ast.expr]]]:
+def _loop_bindings(loops: list[ast.For]) -> dict[int, list[dict[str, ast.expr]]]:
     """``id(statement)`` → one binding per iteration, for statements in the body of a ``for`` over a
     literal list or tuple (``for name, fn in [("a", a_meta), ("b", b_meta)]:``)."""
     found: dict[int, list[dict[str, ast.expr]]] = {}
-    for node in subtree(tree):
-        if not (isinstance(node, ast.For) and isinstance(node.iter, (ast.List, ast.Tuple))):
+    for node in loops:
+        if not isinstance(node.iter, (ast.List, ast.Tuple)):
             continue
         names = [node.target.id] if isinstance(node.target, ast.Name) else [e.id for e in node.target.elts] if isinstance(node.target, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.target.elts) else None
         if names is None:
@@ -698,28 +699,36 @@ def _lambda_function(node: ast.Lambda, names: _Names) -> Function:
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]*('\'\'|\"\"\"|'|\")")
 
 
-def _string_runs(text: str, node: ast.expr | None) -> tuple[str, tuple[tuple[int, int, int], ...]] | None:
+class _SourceLines:
+    """A module's lines and their start offsets, made once per file for every string placed in it."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.starts = [0]
+        for line_text in self.lines:
+            self.starts.append(self.starts[-1] + len(line_text))
+
+
+def _string_runs(source: _SourceLines, node: ast.expr | None) -> tuple[str, tuple[tuple[int, int, int], ...]] | None:
     """A string expression's value and where its characters sit in ``text``: one literal, implicitly
     concatenated literals (``"a" "b"``), triple-quoted ones, or ``+`` of those. (index, line, column) starts
     each run of consecutive source columns. None for anything else, or when the source does not decode to
     the value (escapes opkit does not place)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _string_runs(text, node.left), _string_runs(text, node.right)
+        left, right = _string_runs(source, node.left), _string_runs(source, node.right)
         if left is None or right is None:
             return None
         return left[0] + right[0], left[1] + tuple((i + len(left[0]), line, column) for i, line, column in right[1])
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno is not None):
         return None
-    lines = text.splitlines(keepends=True)
+    text, lines, starts = source.text, source.lines, source.starts
     if node.end_lineno > len(lines):
         return None
 
     def char_column(line: int, byte_column: int) -> int:  # ast columns count UTF-8 bytes
         return len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
 
-    starts = [0]
-    for line_text in lines:
-        starts.append(starts[-1] + len(line_text))
     start = starts[node.lineno - 1] + char_column(node.lineno, node.col_offset)
     end = starts[node.end_lineno - 1] + char_column(node.end_lineno, node.end_col_offset)
 
@@ -771,8 +780,6 @@ def _string_runs(text: str, node: ast.expr | None) -> tuple[str, tuple[tuple[int
 
 def _shifted(runs: tuple[tuple[int, int, int], ...], lead: int) -> tuple[tuple[int, int, int], ...]:
     """Runs of a string whose first ``lead`` characters are dropped."""
-    from opkit.formats.cpp_tokens import position_in
-
     kept = [(index - lead, line, column) for index, line, column in runs if index > lead]
     return ((0, *position_in(runs, lead)), *kept)
 
@@ -824,6 +831,7 @@ class _Loader:
         # helpers: name → the def whose body registers through its parameters (``lib.impl(op_name, fn, "Meta")``)
         self.helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.helper_calls: dict[str, list[ast.Call]] = {}  # helper name → the registrations in its body
+        self.source_lines: _SourceLines | None = None  # made on the first define string placed
 
     def load(self) -> None:
         self._find_libraries()
@@ -843,7 +851,7 @@ class _Loader:
         for fn in defs:
             for dec in fn.decorator_list:
                 self._decorated(self.parsed[id(fn)], dec, dec)
-        loops = _loop_bindings(self.tree)
+        loops = _loop_bindings([node for node, _ in self.nodes["loops"]])
         defined_names = self._defined_op_names()
         calls = [(node, scope) for node, scope in self.nodes["expressions"] if isinstance(node.value, ast.Call)]
         for node, scope in calls:  # registrations inside a function, through its parameters: a helper
@@ -903,7 +911,9 @@ class _Loader:
         node = _arg(call, 0, "schema")
         if lib is None:
             return
-        located = _string_runs(self.result.text, node)
+        if self.source_lines is None:
+            self.source_lines = _SourceLines(self.result.text)
+        located = _string_runs(self.source_lines, node)
         if located is None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a literal opkit cannot place per character
                 self.result.defined_schemas.append(SchemaSite(node.value.strip(), self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY, namespace=lib.namespace))

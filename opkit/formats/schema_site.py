@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_tokens import position_in
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
 
@@ -51,3 +51,12 @@ class SchemaSite:
     def signature(self) -> OpSignature | None:
         p = self.parsed
         return p if isinstance(p, OpSignature) else None
+
+
+def position_in(runs: tuple[tuple[int, int, int], ...], index: int) -> tuple[int, int]:
+    """The file (line, column) of character ``index`` of a string whose ``runs`` are given: (index in the
+    string, line, column) wherever a run of consecutive source columns starts."""
+    starts = [r[0] for r in runs]
+    k = max(bisect.bisect_right(starts, index) - 1, 0)
+    start, line, column = runs[k]
+    return line, column + (index - start)

@@ -8,7 +8,6 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.formats import cpp_registrations as cpp_sources
 from opkit.formats.files import InputError, NotLinted, read_text
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
@@ -77,6 +76,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             continue  # not a registration module
         kinds = [item.kind]
         if item.kind == "cpp":
+            from opkit.formats import cpp_registrations as cpp_sources
+
             if macros is None:  # every C++ file's #defines, so a header's wrapper macro serves its neighbours
                 macros = cpp_sources.group_macros({i.path: texts[i.path] for i in group.inputs if i.kind == "cpp" and isinstance(texts[i.path], str)})
                 blocks = cpp_sources.block_macros(macros)
@@ -91,6 +92,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
         for kind in kinds:
             _load_one(project, targets[kind], item, kind, text, macros, lambda path: _module_text(path, texts))
     if project.cpp_files:
+        from opkit.formats import cpp_registrations as cpp_sources
+
         project.cpp_functions = cpp_sources.function_index(project.cpp_files, other_cpp, macros or {})
     return project
 
@@ -98,6 +101,8 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
 def _cpp_kinds(path: str, text: str, macros, blocks) -> list[str]:
     """What a C++ file is read as: ``opdef`` (an op_host .cpp declaring an OpDef), ``cpp`` (TORCH_LIBRARY
     registrations), both, or neither."""
+    from opkit.formats import cpp_registrations as cpp_sources
+
     kinds = []
     if "OpDef" in text and path.lower().endswith(".cpp"):
         kinds.append("opdef")
@@ -121,7 +126,9 @@ def _load_one(project: LintProject, target: list, item, kind: str, text: str, ma
     """Load one input as ``kind`` into ``target``; what cannot be read becomes a finding."""
     try:
         if kind == "cpp":
-            source = cpp_sources.load_cpp_registrations(item.path, text, macros)
+            from opkit.formats.cpp_registrations import load_cpp_registrations
+
+            source = load_cpp_registrations(item.path, text, macros)
         elif kind == "python":
             source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules)
         else:

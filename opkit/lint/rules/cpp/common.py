@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from opkit.formats.cpp_registrations import CppDef, CppFunction, CppImpl, Kernel, exclusive, schema_type_of
 from opkit.lint.registry import shared_index
 from opkit.lint.project import LintProject
 from opkit.signature import ArgType, Dialect, OpSignature, SchemaError, parse_schema
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is linted, not for every lint run
+    from opkit.formats.cpp_registrations import CppDef, CppFunction, CppImpl, Kernel
 
 # Keys whose kernel also serves Meta tensors, so an op with one needs no Meta of its own: a composite
 # kernel is made of other ops (CompositeImplicitAutograd, a def's own kernel, decomposes while tracing;
@@ -74,6 +77,8 @@ def defined_by_key(project: LintProject) -> dict[tuple[str, str, str], list[Defi
 def compiled_together(d: Defined, path: str, conditions) -> bool:
     """Whether a def and a registration at ``path`` under ``conditions`` can be in one build (not in
     different arms of one ``#if``, or of same-test conditionals in two files)."""
+    from opkit.formats.cpp_registrations import exclusive
+
     return not exclusive(d.definition.conditions, conditions, same_file=d.path == path)
 
 
@@ -138,6 +143,8 @@ def kernel_problems(fn: CppFunction, sig: OpSignature) -> list[str]:
             if cpp is not None and cpp != schema_type(a.type):
                 problems.append(f"parameter {index} ({p.type} {p.name}".rstrip() + f") is {cpp}, the schema's '{a.name}' is {schema_type(a.type)}")
     if fn.returns and fn.returns != "auto":
+        from opkit.formats.cpp_registrations import schema_type_of
+
         cpp = schema_type_of(fn.returns)
         if cpp is not None and cpp != returns_type(sig):
             problems.append(f"returns {fn.returns} ({cpp}), the schema returns {returns_type(sig)}")
