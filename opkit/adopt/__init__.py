@@ -1,15 +1,14 @@
 """`opkit new --from`: adopt an op that already exists on the Ascend C side.
 
-Three source formats, each read by its reader in ``opkit.formats`` into one model
+Four source formats, each read by its reader in ``opkit.formats`` into one model
 (``opkit.formats.source_op.SourceOp``), and one step to the spec `opkit new` generates from
 (``derive.adopt_source``):
 
 - ``msopgen_json.read_prototype``: an msOpGen prototype JSON (a list of ops or one; ``--op`` picks one);
 - ``opdef_cpp.read_opdef``: an op_host C++ file with an OpDef (a tolerant reader of the fluent declarations);
 - ``op_plugin_yaml.read_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``);
-- ``cpp_registrations.read_cpp_registrations``: a C++ file that defines ops with ``TORCH_LIBRARY[_FRAGMENT]``
-  (an extension-style ``.asc`` such as TorchAir's kernel-launch examples; ``--op NAME``): the op's ``m.def``
-  schema, adopted as ``--style extension``.
+- ``cpp_registrations.read_cpp_def``: a C++ ``TORCH_LIBRARY`` def (``.cpp``, ``.asc``: ``--op NAME``), adopted like a yaml entry;
+  an ``.asc`` (or a file that launches a kernel with ``<<<>>>``) as ``--style extension``, any other as ``--style library``.
 
 Nothing here imports torch.
 """
@@ -20,7 +19,7 @@ import os
 
 from typing import TYPE_CHECKING
 
-from opkit.formats.source_op import LIBRARY_KIND, AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor
+from opkit.formats.source_op import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor
 
 if TYPE_CHECKING:
     from opkit.adopt.derive import Adoption
@@ -64,39 +63,16 @@ def read_source(path: str, op: str | None = None) -> SourceOp:
 
         return read_prototype(path, text, op)
     if kind == "cpp":
-        if "OpDef" not in text and "TORCH_LIBRARY" in text:
-            return _library_def(path, text, op)
+        if "OpDef" not in text and "TORCH_LIBRARY" in text:  # a TORCH_LIBRARY def, not an op_host OpDef
+            from opkit.formats.cpp_registrations import read_cpp_def
+
+            return read_cpp_def(path, text, op, read_text)
         from opkit.formats.opdef_cpp import read_opdef
 
         return read_opdef(path, text, op)
     from opkit.formats.op_plugin_yaml import read_entry
 
     return read_entry(path, op)
-
-
-def _library_def(path: str, text: str, op: str | None) -> SourceOp:
-    """The op ``op`` (a name, or ``name.overload``; the only one when None) an ``m.def`` of the file defines."""
-    from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
-
-    try:
-        defs = read_cpp_registrations(path, text).defs
-    except CppReadError as exc:
-        raise AdoptError(exc.message, path=path, line=exc.line) from None
-    if not defs:
-        raise AdoptError("no m.def(...) in a TORCH_LIBRARY or TORCH_LIBRARY_FRAGMENT block", path=path, line=1)
-    names = [d.qualname for d in defs]
-    if op is None:
-        if len(defs) > 1:
-            raise AdoptError(f"{len(defs)} ops are defined here ({', '.join(names)}): choose one with --op NAME", path=path, line=defs[1].line)
-        chosen = defs[0]
-    else:
-        chosen = next((d for d in defs if d.qualname == op), None) or next((d for d in defs if d.qualname.split(".", 1)[0] == op), None)
-        if chosen is None:
-            raise AdoptError(f"no m.def of {op!r} here; defined: {', '.join(names)}", path=path, line=1)
-    schema = chosen.schema.strip()
-    if "::" not in schema.split("(", 1)[0] and chosen.namespace:
-        schema = f"{chosen.namespace}::{schema}"  # the block's namespace becomes the op's
-    return SourceOp(path, LIBRARY_KIND, "", schema=schema, schema_line=chosen.line, line=chosen.line)
 
 
 def adopt(path: str, *, op: str | None = None, name: str | None = None, **options) -> Adoption:

@@ -22,7 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_tokens import CppSyntaxError, Token, position_in, tokenize
+from opkit.formats.cpp_tokens import CppSyntaxError, Token, split_code, tokenize
+from opkit.formats.files import InputError
+from opkit.formats.noqa import NoqaMap
+from opkit.formats.schema_site import SchemaSite, position_in
+from opkit.formats.source_op import AdoptError, Skipped, SourceOp
+from opkit.signature import Dialect
 
 BLOCK_MACROS = {"TORCH_LIBRARY": ("def", 2), "TORCH_LIBRARY_FRAGMENT": ("def", 2), "TORCH_LIBRARY_IMPL": ("impl", 3)}
 # A def's own kernel is registered as a catch-all: torch files it under CompositeImplicitAutograd.
@@ -35,14 +40,8 @@ _NOT_FUNCTIONS = frozenset("if for while switch return sizeof catch decltype ali
 _TYPE_QUALIFIERS = frozenset({"const", "volatile", "&", "&&", "*", "typename", "struct", "class"})
 
 
-class CppReadError(ValueError):
-    """A registration opkit cannot read: one message with its line and column."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
+class CppReadError(CppSyntaxError):
+    """A registration opkit cannot read (or text it cannot tokenize): one message with its line and column."""
 
 
 @dataclass(frozen=True)
@@ -52,15 +51,21 @@ class Branch:
     line: int  # the opening #if's line: it names the conditional
     arm: int
     condition: str  # the directive that opened this arm, as written
+    opening: str = ""  # the conditional's opening directive (``#ifdef X``), the same for all its arms
 
 
 Conditions = tuple[Branch, ...]
 
 
-def exclusive(a: Conditions, b: Conditions) -> bool:
-    """Whether code under ``a`` and code under ``b`` are never both compiled (different arms of one #if)."""
-    arms = {branch.line: branch.arm for branch in a}
-    return any(branch.line in arms and arms[branch.line] != branch.arm for branch in b)
+def exclusive(a: Conditions, b: Conditions, *, same_file: bool = True) -> bool:
+    """Whether code under ``a`` and code under ``b`` are never both compiled: different arms of one #if
+    (of one file), or, across files, different arms of conditionals opened by the same test
+    (``#ifdef ASCEND_PLATFORM_310P`` ... ``#else`` in a binding file and in its Meta file)."""
+    if same_file:
+        arms = {branch.line: branch.arm for branch in a}
+        return any(branch.line in arms and arms[branch.line] != branch.arm for branch in b)
+    tests = {branch.opening: branch.arm for branch in a}
+    return any(branch.opening in tests and tests[branch.opening] != branch.arm for branch in b)
 
 
 @dataclass(frozen=True)
@@ -170,9 +175,10 @@ class CppImpl:
         return bool(self.conditions)
 
 
-@dataclass
+@dataclass(eq=False)  # identity: lint rules cache indexes per file
 class CppRegistrationFile:
     path: str
+    noqa: NoqaMap = field(default_factory=NoqaMap)
     blocks: list[Block] = field(default_factory=list)
     defs: list[CppDef] = field(default_factory=list)
     impls: list[CppImpl] = field(default_factory=list)
@@ -180,10 +186,18 @@ class CppRegistrationFile:
     macros: Macros = field(default_factory=dict)
     # Statements inside a block that register nothing opkit reads (m.fallback, a helper call): (message, line, column)
     skipped: list[tuple[str, int, int]] = field(default_factory=list)
+    includes: tuple[str, ...] = ()  # the headers it includes by a quoted path, as written
 
     @property
     def registers(self) -> bool:
         return bool(self.blocks)
+
+    def schema_sites(self) -> list[SchemaSite]:
+        """Each def's schema where the schema rules see it: torch.library's dialect, the block's namespace."""
+        return [
+            SchemaSite(d.schema, self.path, d.line, d.column, Dialect.TORCH_LIBRARY, op_hint=d.qualname.split(".")[0] or None, namespace=d.namespace, runs=d.runs)
+            for d in self.defs
+        ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -232,7 +246,8 @@ def schema_type_of(cpp_type: str) -> str | None:
     name, args = template
     inner = [schema_type_of(a) for a in args]
     if name in ("std::tuple", "::std::tuple") and all(inner):
-        return "(" + ", ".join(inner) + ")"
+        # torch infers one return per element: a 1-tuple returns what its element does
+        return inner[0] if len(inner) == 1 else "(" + ", ".join(inner) + ")"
     if len(inner) != 1 or inner[0] is None:
         return None
     if name in _OPTIONAL_TEMPLATES or name.endswith("::optional"):
@@ -264,35 +279,35 @@ def split_top(text: str, sep: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 _DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)", re.S)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_DEFINE_LINES = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 
 
 def macro_definitions(path: str, text: str) -> Macros:
-    """The ``#define``s of a file (only the lines: cheap enough to run on every C++ file given)."""
+    """The ``#define``s of a file; only those lines are lexed, so every C++ file given can be asked."""
     macros: Macros = {}
-    if "define" not in text:
-        return macros
-    try:
-        tokens = tokenize(text)
-    except CppSyntaxError:
-        return macros
-    for token in tokens:
-        if token.kind == "directive":
-            macro = _macro(path, token)
+    line, counted = 1, 0
+    for m in _DEFINE_LINES.finditer(text):
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        try:
+            directives = [t for t in tokenize(m.group()) if t.kind == "directive"]
+        except CppSyntaxError:
+            continue
+        for token in directives:
+            macro = _macro(path, Token(token.kind, token.text, m.start(), line, 1))
             if macro is not None:
                 macros[macro.name] = macro
     return macros
 
 
 def _macro(path: str, token: Token) -> Macro | None:
+    """A ``#define`` directive (comments already blanked by the lexer) as a Macro."""
     m = _DEFINE.match(token.text)
     if not m:
         return None
     params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) is not None else None
-    try:
-        body = tuple(t.text for t in tokenize(m.group(4)))
-    except CppSyntaxError:
-        return None
-    return Macro(m.group(1), params, body, path, token.line)
+    return Macro(m.group(1), params, tuple(split_code(m.group(4))), path, token.line)
 
 
 def _expand(texts: list[str], macros: Macros, depth: int = 0) -> list[str] | None:
@@ -395,10 +410,11 @@ def block_macros(macros: Macros) -> dict[str, tuple[str, tuple[int, ...]]]:
     return found
 
 
-def registers_anything(text: str, macros: Macros) -> bool:
-    """Whether the text can register an op: it names a torch block macro or a wrapper of one."""
-    names = block_macros(macros)
-    return any(name in text for name in names)
+def registers_anything(text: str, macros: Macros, *, blocks: dict | None = None) -> bool:
+    """Whether the text can register an op: it names a torch block macro or a wrapper of one.
+    ``blocks``: ``block_macros(macros)`` when the caller asks for many files."""
+    names = blocks if blocks is not None else block_macros(macros)
+    return "TORCH_LIBRARY" in text or any(name in text for name in names)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -413,14 +429,12 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
         tokens = tokenize(text)
     except CppSyntaxError as exc:
         raise CppReadError(exc.message, exc.line, exc.column) from None
-    own = {}
-    for token in tokens:
-        if token.kind == "directive":
-            macro = _macro(path, token)
-            if macro is not None:
-                own[macro.name] = macro
+    own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}
     all_macros = {**(macros or {}), **own}
-    return _Reader(path, tokens, all_macros, own).read()
+    records = _Reader(path, tokens, all_macros, own).read()
+    records.noqa = NoqaMap.from_text(text, comment="//")
+    records.includes = tuple(_INCLUDE.findall(text))
+    return records
 
 
 class _Reader:
@@ -715,15 +729,18 @@ class _Reader:
                 depth += 1
             elif t.text in (")", "]", "}"):
                 depth -= 1
-            elif t.text == "<" and k > 0 and toks[k - 1].text in ("static_cast", "reinterpret_cast", "TORCH_FN_TYPE") or (t.text == "<" and angle):
+            elif t.text == "<" and (angle or toks[k - 1].text in _CASTS):  # a cast's target type
                 angle += 1
-            elif t.text == ">" and angle:
-                angle -= 1
+            elif t.text in (">", ">>") and angle:
+                angle = max(angle - len(t.text), 0)
             elif t.text == "," and depth == 0 and angle == 0:
                 args.append([])
                 continue
             args[-1].append(t)
         return ([] if args == [[]] else args), close
+
+
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "TORCH_FN_TYPE"})
 
 
 def _top(namespaces: list[str | None]) -> bool:
@@ -760,13 +777,12 @@ def _opening(toks: list[Token], close_index: int, lower: int) -> int | None:
 
 
 def _join(toks: list[Token]) -> str:
+    """Token texts as a type is usually written: ``const at::Tensor &``, ``std::tuple<a, b>``."""
     out = ""
     for t in toks:
-        if out and (out[-1].isalnum() or out[-1] == "_") and (t.text[0].isalnum() or t.text[0] == "_"):
-            out += " "
-        elif out and t.text in ("&", "&&", "*") and out[-1] not in "<(":
-            out += " "
-        elif out and out[-1] == "," :
+        word_after_word = out and (out[-1].isalnum() or out[-1] == "_") and (t.text[0].isalnum() or t.text[0] == "_")
+        reference = out and t.text in ("&", "&&", "*") and out[-1] not in "<("
+        if word_after_word or reference or (out and out[-1] == ","):
             out += " "
         out += t.text
     return out
@@ -880,10 +896,10 @@ def _conditions(tokens: list[Token]):
         if t.kind != "directive":
             continue
         if _IF.match(t.text):
-            stack.append(Branch(t.line, 0, t.text))
+            stack.append(Branch(t.line, 0, t.text, t.text))
         elif _ELSE.match(t.text) and stack:
             top = stack.pop()
-            stack.append(Branch(top.line, top.arm + 1, t.text))
+            stack.append(Branch(top.line, top.arm + 1, t.text, top.opening))
         elif _ENDIF.match(t.text) and stack:
             stack.pop()
         else:
@@ -897,3 +913,164 @@ def _conditions(tokens: list[Token]):
         return changes[bisect.bisect_right(offsets, token.offset) - 1][1]
 
     return at
+
+
+# ------------------------------------------------------------------------------------------------
+# One op of one file: what `opkit new --from` and `opkit verify --from` take
+# ------------------------------------------------------------------------------------------------
+
+def read_with_includes(path: str, text: str, read_text) -> CppRegistrationFile:
+    """The file's registrations, with the macros of the headers it includes by a quoted path (found beside
+    it): so ``TORCH_LIBRARY_EXPAND(CONCAT(_C, _ext), m)`` resolves from ``#include "utils.h"``.
+    ``read_text(path)`` reads a header; one it cannot read is passed over."""
+    import os
+
+    macros: Macros = {}
+    directory = os.path.dirname(path)
+    for name in _INCLUDE.findall(text):
+        header = os.path.join(directory, name)
+        if os.path.isfile(header):
+            try:
+                macros.update(macro_definitions(header, read_text(header)))
+            except Exception:  # unreadable header: its macros stay unknown, and the blocks say so
+                continue
+    return read_cpp_registrations(path, text, macros)
+
+
+def find_def(records: CppRegistrationFile, op: str | None) -> tuple[CppDef, list[str]]:
+    """The def ``op`` names (``name``, ``name.overload``, ``ns::name``), and notes on what else matched.
+
+    ValueError with the message to show when there is none, or several and ``op`` does not choose."""
+    if not records.defs:
+        raise ValueError("no m.def(...) in the file (TORCH_LIBRARY / TORCH_LIBRARY_FRAGMENT blocks define ops)")
+    names = sorted({f"{d.namespace}::{d.qualname}" for d in records.defs})
+    if op is None:
+        if len(names) > 1:
+            raise ValueError(f"the file defines {len(names)} ops ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): choose one with --op NAME")
+        op = names[0]
+    namespace, _, name = op.rpartition("::")
+    matches = [d for d in records.defs if d.qualname == name and (not namespace or d.namespace == namespace)]
+    if not matches and "." not in name:
+        matches = [d for d in records.defs if d.qualname.split(".", 1)[0] == name and (not namespace or d.namespace == namespace)]
+        if len({d.qualname for d in matches}) > 1:
+            raise ValueError(f"{op} has overloads ({', '.join(sorted({d.qualname for d in matches}))}); name one as NAME.OVERLOAD")
+    if not matches:
+        raise ValueError(f"no m.def of {op} in the file; it defines {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}")
+    chosen, notes = matches[0], []
+    for other in matches[1:]:
+        if other.schema != chosen.schema:
+            where = " under " + chosen.conditions[-1].condition if chosen.conditions else ""
+            notes.append(f"line {other.line}: another def of {op} (another #if arm) not adopted; line {chosen.line}{where} is")
+    return chosen, notes
+
+
+# ------------------------------------------------------------------------------------------------
+# For `opkit lint`: the files of one group read together
+# ------------------------------------------------------------------------------------------------
+
+CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".asc", ".h", ".hpp")
+
+
+def group_macros(texts: dict[str, str]) -> Macros:
+    """The ``#define``s of every C++ file of a group, so a header's wrapper serves the files beside it."""
+    macros: Macros = {}
+    for path, text in texts.items():
+        if path.lower().endswith(CPP_EXTENSIONS) and "#" in text:
+            macros.update(macro_definitions(path, text))
+    return macros
+
+
+def load_cpp_registrations(path: str, text: str, macros: Macros) -> CppRegistrationFile:
+    """``read_cpp_registrations`` for lint: what cannot be read is InputError E002 at its line and column."""
+    try:
+        return read_cpp_registrations(path, text, macros)
+    except CppReadError as exc:
+        raise InputError("E002", f"cannot read the C++ registrations: {exc.message}", line=exc.line, column=exc.column) from None
+
+
+def function_index(files: list[CppRegistrationFile], others: dict[str, str], macros: Macros) -> dict[str, list[CppFunction]]:
+    """Every C++ function the registrations' kernels may name, by its unqualified name: those of the
+    registering files, and those of the group's other C++ files (headers, kernel sources) that mention a
+    name a kernel uses and is not yet found (only those files are read)."""
+    index: dict[str, list[CppFunction]] = {}
+    for file in files:
+        for fn in file.functions:
+            index.setdefault(fn.short_name, []).append(fn)
+    wanted = {i.kernel.name.rsplit("::", 1)[-1] for f in files for i in f.impls if i.kernel.kind == "function"}
+    wanted |= {d.kernel.name.rsplit("::", 1)[-1] for f in files for d in f.defs if d.kernel is not None and d.kernel.kind == "function"}
+    wanted -= set(index)
+    if not wanted:
+        return index
+    included = _included(files, others)
+    chosen = set(included)
+    # the headers they include first; then the group's other C++ files, for what is still not found
+    for path in (*included, *(p for p in others if p not in chosen)):
+        if not wanted:
+            break
+        pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, wanted))) + r")\s*\(")
+        text = others[path]
+        if not pattern.search(text):
+            continue
+        try:
+            records = read_cpp_registrations(path, text, macros)
+        except CppReadError:
+            continue  # a header opkit cannot tokenize: its functions stay unknown, never an error of the linted files
+        found = {fn.short_name for fn in records.functions if fn.short_name in wanted}
+        for fn in records.functions:
+            if fn.short_name in found:
+                index.setdefault(fn.short_name, []).append(fn)
+        wanted -= found
+    return index
+
+
+def _included(files: list[CppRegistrationFile], others: dict[str, str], depth: int = 3) -> list[str]:
+    """The paths of ``others`` the registering files include by a quoted path (resolved beside the
+    including file), and what those include, ``depth`` levels down: where a kernel's declaration is."""
+    import os
+
+    by_path = {os.path.normpath(path): path for path in others}
+    found: list[str] = []
+    frontier = [(f.path, f.includes) for f in files]
+    seen = {os.path.normpath(f.path) for f in files}
+    for _ in range(depth):
+        following = []
+        for path, includes in frontier:
+            for name in includes:
+                # beside the including file, else under one of its parent directories (an -I root)
+                base = os.path.dirname(os.path.normpath(path))
+                for _up in range(4):
+                    candidate = os.path.normpath(os.path.join(base, name))
+                    if candidate in by_path:
+                        break
+                    base = os.path.dirname(base)
+                if candidate in by_path and candidate not in seen:
+                    seen.add(candidate)
+                    found.append(by_path[candidate])
+                    following.append((candidate, tuple(_INCLUDE.findall(others[by_path[candidate]]))))
+        frontier = following
+    return found
+
+
+# ------------------------------------------------------------------------------------------------
+# For `opkit new --from`: a C++-defined op as a SourceOp, adopted like a yaml entry
+# ------------------------------------------------------------------------------------------------
+
+CPP_DEF_KIND = "C++ TORCH_LIBRARY def"
+
+
+def read_cpp_def(path: str, text: str, op: str | None, read_text) -> SourceOp:
+    """The def ``op`` names as a SourceOp: its schema (the namespace travels in ``entry``), no descriptors."""
+    try:
+        records = read_with_includes(path, text, read_text)
+    except CppReadError as exc:
+        raise AdoptError(exc.message, path=path, line=exc.line) from None
+    try:
+        chosen, notes = find_def(records, op)
+    except ValueError as exc:
+        raise AdoptError(str(exc), path=path, line=1) from None
+    head, sep, rest = chosen.schema.strip().partition("(")
+    schema = head.strip().rsplit("::", 1)[-1] + sep + rest
+    skipped = tuple(Skipped(0, note) for note in notes)
+    if chosen.block is not None and chosen.block.namespace_note:
+        skipped += (Skipped(chosen.block.line, chosen.block.namespace_note),)
+    return SourceOp(path=path, kind=CPP_DEF_KIND, op_type="", schema=schema, schema_line=chosen.line, skipped=skipped, line=chosen.line, entry=(("namespace", chosen.namespace),))

@@ -13,9 +13,6 @@ from opkit import msopgen
 from opkit.signature import SCALAR_TYPE_DEFAULTS, DType
 
 
-LIBRARY_KIND = "TORCH_LIBRARY C++"  # a SourceOp read from a C++ m.def: adopted as the extension style
-
-
 class AdoptError(ValueError):
     """A source opkit cannot read or adopt: one message with its location (``path:line``)."""
 

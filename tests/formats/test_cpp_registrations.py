@@ -79,6 +79,10 @@ def test_if_arms_are_maybe_and_exclusive_not_doubled():
     assert second.conditions[0].condition == "#else" and second.conditions[0].arm == 1
     assert exclusive(first.conditions, second.conditions)
     assert not exclusive(second.conditions, third.conditions)
+    # across files, arms of conditionals opened by the same test are alternatives too
+    other_file = read_cpp_registrations("meta.cpp", "\n\n#ifdef SMALL_CHIP\nTORCH_LIBRARY(ns, m) {}\n#endif\n").blocks[0].conditions
+    assert second.conditions[0].opening == "#ifdef SMALL_CHIP" and exclusive(second.conditions, other_file, same_file=False)
+    assert not exclusive(first.conditions, other_file, same_file=False)
 
 
 def test_without_the_macro_definitions_the_namespace_is_taken_as_written():
@@ -214,6 +218,7 @@ TORCH_LIBRARY_IMPL(ns, CPU, m) {
         ("c10::optional<c10::string_view>", "str?"),
         ("std::tuple<at::Tensor, at::Tensor>", "(Tensor, Tensor)"),
         ("std::tuple<at::Tensor &, at::Tensor &>", "(Tensor, Tensor)"),
+        ("std::tuple<at::Tensor>", "Tensor"),
         ("void", "()"),
         ("float", None),
         ("MyStruct", None),
@@ -242,3 +247,20 @@ def test_tokens_keep_escapes_and_positions():
     (token,) = [t for t in tokenize('x = "a\\"b\\n" u8"c";') if t.kind == "string"][:1]
     assert token.value == 'a"b\n'
     assert [t.value for t in tokenize('u8"c" L"d"')] == ["c", "d"]
+
+
+def test_one_op_of_a_file_with_macros_from_its_quoted_includes(tmp_path):
+    from opkit.formats.cpp_registrations import find_def, read_cpp_def, read_with_includes
+    from opkit.formats.files import read_text
+
+    (tmp_path / "utils.h").write_text(UTILS_H)
+    path = tmp_path / "binding.cpp"
+    path.write_text(WRAPPED.replace('ops.def("scale(Tensor x, float factor) -> Tensor");', 'ops.def("scale(Tensor x) -> Tensor");'))
+    records = read_with_includes(str(path), path.read_text(), read_text)
+    chosen, notes = find_def(records, "_C_ext::scale")
+    assert (chosen.namespace, chosen.schema, chosen.line) == ("_C_ext", "scale(Tensor x) -> Tensor", 11)
+    assert notes == ["line 19: another def of _C_ext::scale (another #if arm) not adopted; line 11 under #ifdef SMALL_CHIP is"]
+    source = read_cpp_def(str(path), path.read_text(), "norm", read_text)
+    assert (source.kind, source.schema, dict(source.entry)) == ("C++ TORCH_LIBRARY def", "norm(Tensor x, Tensor? w, int k) -> (Tensor, Tensor)", {"namespace": "_C_ext"})
+    with pytest.raises(ValueError, match="defines 2 ops"):
+        find_def(records, None)

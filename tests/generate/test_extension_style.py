@@ -156,11 +156,11 @@ def test_from_adopts_an_asc_that_registers_with_torch_library(tmp_path, run_opki
         'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_add", TORCH_FN(my_add)); }\n'
     )
     code, out = run_opkit("new", "--from", str(source), "-o", str(tmp_path / "x"), "--no-verify")
-    assert code == 2 and "2 ops are defined here (my_add, my_trig): choose one with --op NAME" in out
+    assert code == 2 and "the file defines 2 ops (my_ops::my_add, my_ops::my_trig): choose one with --op NAME" in out
     code, out = run_opkit("new", "--from", str(source), "--op", "my_trig", "-o", str(tmp_path / "t"), "--no-verify")
     assert code == 0, out
     spec = json.loads((tmp_path / "t" / "opkit.json").read_text())
-    assert (spec["style"], spec["namespace"], spec["schema"]) == ("extension", "my_ops", "my_ops::my_trig(Tensor x, Tensor(a!) s) -> Tensor")
+    assert (spec["style"], spec["namespace"], spec["schema"]) == ("extension", "my_ops", "my_trig(Tensor x, Tensor(a!) s) -> Tensor")
     assert "not carried over: output sizes" in out
 
 
