@@ -62,6 +62,8 @@ def test_npugraph_replay():
 
 def test_make_graphed_callables():
     args = inputs()
+    if any(isinstance(a, list) for a in args):
+        pytest.skip("make_graphed_callables takes tensors, not a Tensor[] argument")
     wanted = expected(args)
     graphed = torch.npu.make_graphed_callables({{ op.model_class }}().npu(), tuple(clone(args)))
     assert_same(graphed(*args), wanted)
