@@ -29,7 +29,7 @@ UNKNOWN = "unknown"  # a parameter, a member, a call opkit does not follow
 QUEUE_CALLS = frozenset({"RunOpApi", "RunOpApiV2", "RunOpApiV3"})  # OpCommand's: run a callable on the task queue
 # ATen functions that only allocate or describe: no work on the task queue.
 _NOT_QUEUED = frozenset(
-    """empty empty_like empty_strided empty_symint new_empty from_blob zeros_symint_is_not_here
+    """empty empty_like empty_strided empty_symint new_empty from_blob
     IntArrayRef SymIntArrayRef TensorOptions TensorList ArrayRef OptionalIntArrayRef device dtype
     scalarTypeToTypeMeta typeMetaToScalarType get_default_dtype globalContext""".split()
 )
