@@ -747,7 +747,7 @@ _CANONICAL_PIECE_RE = re.compile(r"^[^\s\"'=]+(?: [A-Za-z_]\w*(?:=[^\s\"']+)?)?$
 def _normalise_piece(piece: str) -> str:
     """Collapse whitespace the C++ lexer ignores: inside brackets and around '=' (string literals are kept)."""
     if _CANONICAL_PIECE_RE.match(piece):
-        return piece  # 'int[2] k=[1,1]': nothing to collapse
+        return _GLUED_NAME_RE.sub(r"\1 \2", piece, count=1)  # 'int[2] k=[1,1]': nothing to collapse
     out: list[str] = []
     depth = 0
     i = 0
@@ -775,8 +775,13 @@ def _normalise_piece(piece: str) -> str:
     while True:  # each pass joins one: 'Tensor ?' / 'int [2]' → 'Tensor?' / 'int[2]'
         joined = re.sub(r"^([^ ]*?)\s+([?\[])", r"\1\2", s)
         if joined == s:
-            return s
+            break
         s = joined
+    # torch's lexer needs no blank after a type's last suffix: 'Tensor?z=None' is 'Tensor? z=None'
+    return _GLUED_NAME_RE.sub(r"\1 \2", s, count=1)
+
+
+_GLUED_NAME_RE = re.compile(r"^([A-Za-z_]\w*(?:\?|\[\d*\])+)([A-Za-z_]\w*(?:=.*)?)$")
 
 
 # Types torch's parser knows and opkit does not model (TorchScript's), and why opkit refuses them.
@@ -874,7 +879,10 @@ def _parse_torch_library(text: str) -> OpSignature:
         raise problem
 
     returns: list[Return] = []
-    for piece in layout.returns:
+    # ``-> None``: torch registers one NoneType return, which a caller sees as None, as it sees ``-> ()``;
+    # TorchAir's own ops are declared so. Read as no returns (``str()`` prints ``-> ()``).
+    pieces = [] if [p.text for p in layout.returns] == ["None"] else layout.returns
+    for piece in pieces:
         if not piece.text:
             raise fail("empty return", piece.column)
         body, alias = _strip_alias(piece, dialect, text)

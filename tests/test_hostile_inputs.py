@@ -73,8 +73,8 @@ CASES = {
     "new-jinja-environment-leak": Case("verbatim", ("new", "my_op", "--schema", 'my_op(Tensor x, str s="{{cycler.__init__.__globals__.os.environ.HOME}}") -> Tensor', "-o", "{tmp}/p", "--no-verify", "--msopgen", "builtin"), "{{cycler.__init__.__globals__.os.environ.HOME}}"),
     "new-force-not-an-opkit-project": Case("refused", ("new", "my_op", "-o", "{tmp}", "--force", "--no-verify", "--msopgen", "builtin"), "{tmp} is not an opkit project: it has no opkit.json", {"notes.txt": b"mine"}),
     "new-from-a-directory-not-a-project": Case("refused", ("new", "--from", "{tmp}", "-o", "{tmp}/p", "--no-verify", "--msopgen", "builtin"), "{tmp} is not an opkit project: it has no opkit.json", {"notes.txt": b"mine"}),
-    "new-force-spec-is-a-directory": Case("refused", ("new", "my_op", "-o", "{tmp}", "--force", "--no-verify", "--msopgen", "builtin"), "cannot read {tmp}/opkit.json: Is a directory", {"notes.txt": b"mine", "opkit.json/x": b""}),
-    "new-from-project-whose-spec-is-a-directory": Case("refused", ("new", "--from", "{tmp}", "-o", "{tmp}/p", "--no-verify", "--msopgen", "builtin"), "cannot read {tmp}/opkit.json: Is a directory", {"notes.txt": b"mine", "opkit.json/x": b""}),
+    "new-force-spec-is-a-directory": Case("refused", ("new", "my_op", "-o", "{tmp}", "--force", "--no-verify", "--msopgen", "builtin"), "cannot read {tmp}/opkit.json: is a directory", {"notes.txt": b"mine", "opkit.json/x": b""}),
+    "new-from-project-whose-spec-is-a-directory": Case("refused", ("new", "--from", "{tmp}", "-o", "{tmp}/p", "--no-verify", "--msopgen", "builtin"), "cannot read {tmp}/opkit.json: is a directory", {"notes.txt": b"mine", "opkit.json/x": b""}),
     "new-force-spec-is-a-fifo": Case("refused", ("new", "my_op", "-o", "{tmp}", "--force", "--no-verify", "--msopgen", "builtin"), "cannot read {tmp}/opkit.json: is not a regular file (a FIFO)", {"opkit.json": FIFO}),
     # opkit yaml add
     "yaml-add-fifo-target": Case("refused", ("yaml", "add", "{tmp}/pipe.yaml", "--entry", "{tmp}/f.yaml"), "is not a regular file (a FIFO)", {"pipe.yaml": FIFO, "f.yaml": FRAGMENT}),

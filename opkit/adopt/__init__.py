@@ -1,12 +1,14 @@
 """`opkit new --from`: adopt an op that already exists on the Ascend C side.
 
-Three source formats, each read by its reader in ``opkit.formats`` into one model
+Four source formats, each read by its reader in ``opkit.formats`` into one model
 (``opkit.formats.source_op.SourceOp``), and one step to the spec `opkit new` generates from
 (``derive.adopt_source``):
 
 - ``msopgen_json.read_prototype``: an msOpGen prototype JSON (a list of ops or one; ``--op`` picks one);
 - ``opdef_cpp.read_opdef``: an op_host C++ file with an OpDef (a tolerant reader of the fluent declarations);
-- ``op_plugin_yaml.read_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``).
+- ``op_plugin_yaml.read_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``);
+- ``cpp_registrations.read_cpp_def``: a C++ ``TORCH_LIBRARY`` def (``.cpp``, ``.asc``: ``--op NAME``), adopted like a yaml entry;
+  an ``.asc`` (or a file that launches a kernel with ``<<<>>>``) as ``--style extension``, any other as ``--style library``.
 
 Nothing here imports torch.
 """
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AdoptError", "Adoption", "Skipped", "SourceAttr", "SourceOp", "SourceTensor", "adopt", "read_source", "source_kind"]
 
-_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh")
+_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".asc")
 
 
 def source_kind(path: str, text: str) -> str:
@@ -61,6 +63,10 @@ def read_source(path: str, op: str | None = None) -> SourceOp:
 
         return read_prototype(path, text, op)
     if kind == "cpp":
+        if "OpDef" not in text and "TORCH_LIBRARY" in text:  # a TORCH_LIBRARY def, not an op_host OpDef
+            from opkit.formats.cpp_registrations import read_cpp_def
+
+            return read_cpp_def(path, text, op, read_text)
         from opkit.formats.opdef_cpp import read_opdef
 
         return read_opdef(path, text, op)

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from opkit import msopgen, naming
+from opkit.formats.cpp_registrations import CPP_DEF_KIND
 from opkit.formats.source_op import AdoptError, Skipped, SourceOp, SourceTensor
 from opkit.generate.spec import OpSpec, SpecError, format_dtypes, make_spec
 from opkit.signature import Alias, ArgType, Argument, Dialect, DType, OpSignature, Return, SchemaError, parse_schema
@@ -188,7 +189,12 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
                 notes.append(f"{source.op_type} is an AI CPU op (this->AICPU()): opkit generates an AI Core project, for {msopgen.SOC_EXAMPLES[0]}; choose with --soc")
             else:
                 notes.append(f"the {source.kind} names no SoC (AddConfig): {','.join(msopgen.SOC_EXAMPLES[:1])} is used; choose with --soc")
-    if source.entry:
+    if source.kind == CPP_DEF_KIND:  # torch.library's dialect, in the def's own namespace
+        # an Ascend C source (.asc, or C++ launching a kernel with <<<>>>) keeps its op in C++: the extension style
+        options.setdefault("style", "extension" if _launches_kernels(source.path) else "library")
+        options.setdefault("namespace", dict(source.entry)["namespace"])
+        notes.append("output sizes: each output is sized like --out-like (the C++ Meta or kernel is not read); give --output NAME=RULE where it differs")
+    elif source.entry:
         entry = dict(source.entry)
         options["yaml_entry"] = entry
         if "outputs" not in options:
@@ -206,6 +212,18 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
     if source.has_descriptors:
         notes.extend(_differences(source, spec))
     return Adoption(source, spec, tuple(notes))
+
+
+def _launches_kernels(path: str) -> bool:
+    from opkit.formats.files import InputError, read_text
+    from opkit.formats.kernel_launches import has_launches
+
+    if path.lower().endswith(".asc"):
+        return True
+    try:
+        return has_launches(read_text(path))
+    except InputError:
+        return False
 
 
 def _exec_op_type(source: SourceOp) -> str:

@@ -4,8 +4,9 @@ op_host sources are compiled as CANN's build compiles them (C++17) against CANN'
 ``-Wall -Wextra``: an unknown OpDef method, a wrong enum, a wrong tiling struct name, a list default
 written ``[1, 1]`` all fail here in about a second instead of minutes into ``build.sh``. The kernel is
 compiled against opkit's stand-in ``kernel_operator.h`` (``include/``), which checks only the skeleton's
-shape; see that header. Diagnostics located in the project's files are reported; the headers' own
-notes and messages are not.
+shape; see that header. An extension-style project's ``csrc/`` (kernel, ``<<<>>>`` launcher and
+registrations in one ``.asc``) is compiled against torch's and torch_npu's headers (``launcher.py``).
+Diagnostics located in the project's files are reported; the headers' own notes and messages are not.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from opkit.check.launcher import LauncherHeaders, compilable_text, find_launcher_headers, launcher_sources
 from opkit.check.toolchain import CheckError, HostHeaders, ToolchainError, find_compiler, find_host_headers
 
 STAND_IN_INCLUDE = Path(__file__).resolve().parent / "include"
@@ -24,7 +27,9 @@ BASE_FLAGS = ("-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-fdiagnostics-
 # The skeleton's kernel parameters are unused until the user writes the body.
 KERNEL_FLAGS = ("-Wno-unused-parameter",)
 COMPILE_TIMEOUT_S = 120
-KINDS = ("op_host", "op_kernel")
+# torch's headers (and pybind11's, under torch/extension.h) take far longer to parse than CANN's op_host ones
+LAUNCHER_TIMEOUT_S = 300
+KINDS = ("op_host", "op_kernel", "launcher")
 
 _DIAGNOSTIC = re.compile(r"^(?P<path>[^\n:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): (?P<message>.*)$")
 
@@ -50,7 +55,7 @@ class SourceCheck:
     """One source file compiled: what the compiler said about the project's files, and whether it failed."""
 
     source: Path
-    kind: str  # op_host | op_kernel
+    kind: str  # op_host | op_kernel | launcher
     command: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]
     returncode: int
@@ -65,8 +70,9 @@ class SourceCheck:
 class CheckReport:
     project: Path
     compiler: str
-    headers: HostHeaders | None  # None: no CANN found, the op_host sources were skipped (``host_skipped`` says why)
+    headers: HostHeaders | None  # None: no op_host source was compiled (``host_skipped`` says why, when CANN was missing)
     sources: tuple[SourceCheck, ...]
+    launcher_headers: LauncherHeaders | None = None
     host_skipped: str | None = None
 
     @property
@@ -88,9 +94,13 @@ class CheckReport:
         return 0
 
     def lines(self) -> list[str]:
-        out = [f"compiler: {self.compiler}", f"CANN host headers: {self.headers or 'none'}"]
+        out = [f"compiler: {self.compiler}"]
+        if self.headers is not None or self.host_skipped:
+            out.append(f"CANN host headers: {self.headers or 'none'}")
         if self.host_skipped:
             out.append(f"op_host not checked: {self.host_skipped}")
+        if self.launcher_headers is not None:
+            out.append(f"launcher headers: {self.launcher_headers}")
         for source in self.sources:
             out += [d.format(self.project) for d in source.diagnostics]
             if source.failed and not any(d.severity != "warning" for d in source.diagnostics):
@@ -99,7 +109,11 @@ class CheckReport:
                 out += [f"    {line}" for line in source.outside] or [f"    exit {source.returncode}: {' '.join(source.command)}"]
         kinds = sorted({s.kind for s in self.sources})
         scope = "; ".join(
-            {"op_host": "op_host against the CANN host headers", "op_kernel": "op_kernel skeleton only (opkit's stand-in kernel_operator.h)"}[k]
+            {
+                "op_host": "op_host against the CANN host headers",
+                "op_kernel": "op_kernel skeleton only (opkit's stand-in kernel_operator.h)",
+                "launcher": "launcher and registrations against torch's and torch_npu's headers (kernel and <<<>>> against opkit's stand-in kernel_operator.h)",
+            }[k]
             for k in kinds
         )
         skipped = "; op_host skipped (no CANN host headers)" if self.host_skipped else ""
@@ -143,17 +157,38 @@ def parse_diagnostics(output: str, cwd: Path, roots: tuple[Path, ...]) -> tuple[
     return tuple(inside.values()), tuple(outside)
 
 
-def _compile(compiler: str, headers: HostHeaders | None, source: Path, kind: str, roots: tuple[Path, ...]) -> SourceCheck:
-    include = (f"-I{headers.include_dir}",) if kind == "op_host" else (f"-I{STAND_IN_INCLUDE}", *KERNEL_FLAGS)  # type: ignore[union-attr]
+def _compile(compiler: str, headers, source: Path, kind: str, roots: tuple[Path, ...]) -> SourceCheck:
+    if kind == "launcher":
+        return _compile_launcher(compiler, headers, source, roots)
+    include = (f"-I{headers.include_dir}",) if kind == "op_host" else (f"-I{STAND_IN_INCLUDE}", *KERNEL_FLAGS)
     command = (compiler, *BASE_FLAGS, *include, f"./{source.name}")  # ./: a file named -x.cpp is no option
+    return _run(compiler, command, source, kind, source.parent, roots)
+
+
+def _compile_launcher(compiler: str, headers: LauncherHeaders, source: Path, roots: tuple[Path, ...]) -> SourceCheck:
+    """A .asc/.cpp of csrc/, its launches rewritten, compiled from a temporary copy that #line maps back to it."""
+    try:
+        text = source.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise CheckError(f"cannot read {source}: {exc.strerror or exc}") from None
+    with tempfile.TemporaryDirectory(prefix="opkit-check-") as tmp:
+        copy = Path(tmp) / (source.stem + ".cpp")
+        copy.write_text(compilable_text(source.resolve(), text), encoding="utf-8")
+        command = (
+            compiler, "-x", "c++", *BASE_FLAGS, *KERNEL_FLAGS, f"-iquote{source.parent}", f"-I{STAND_IN_INCLUDE}", *headers.include_flags(), f"./{copy.name}",
+        )  # fmt: skip
+        return _run(compiler, command, source, "launcher", Path(tmp), roots, LAUNCHER_TIMEOUT_S)
+
+
+def _run(compiler: str, command: tuple[str, ...], source: Path, kind: str, cwd: Path, roots: tuple[Path, ...], timeout: int = COMPILE_TIMEOUT_S) -> SourceCheck:
     env = dict(os.environ, LC_ALL="C")  # plain quotes and English messages, whatever the user's locale
     try:
-        done = subprocess.run(command, cwd=source.parent, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S, env=env)
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return SourceCheck(source, kind, command, (), -1, (f"timed out after {COMPILE_TIMEOUT_S} s",))
+        return SourceCheck(source, kind, command, (), -1, (f"timed out after {timeout} s",))
     except OSError as exc:
         raise ToolchainError(f"cannot run {compiler}: {exc.strerror or exc}") from None
-    diagnostics, outside = parse_diagnostics(done.stdout + done.stderr, source.parent, roots)
+    diagnostics, outside = parse_diagnostics(done.stdout + done.stderr, cwd, roots)
     return SourceCheck(source, kind, command, diagnostics, done.returncode, outside)
 
 
@@ -163,26 +198,31 @@ def check_project(
     cann: str | os.PathLike | None = None,
     kinds: tuple[str, ...] = KINDS,
 ) -> CheckReport:
-    """Compile every ``op_host/*.cpp`` (and, in ``kinds``, ``op_kernel/*.cpp``) of the project's Ascend C trees.
+    """Compile every ``op_host/*.cpp`` (and, in ``kinds``, ``op_kernel/*.cpp``) of the project's Ascend C trees,
+    and (kind ``launcher``) an extension-style project's ``csrc/`` sources.
 
-    Without CANN found (and no ``cann`` named), the kernel skeleton is still compiled against the stand-in
-    header, and the report says that the op_host sources were skipped and why; with nothing else to check
-    (op_host only), the missing headers are the error."""
+    Without CANN found (and no ``cann`` named), the kernel skeleton and launchers are still compiled, and
+    the report says that the op_host sources were skipped and why; with nothing else to check (op_host
+    only), the missing headers are the error."""
     root = Path(project).absolute()
     trees = ascend_c_trees(root)
-    sources = [s for tree in trees for s in _sources(tree, kinds)]
-    if not sources:
-        raise CheckError(f"{project}: no Ascend C project here (looked for op_host/*.cpp in it and in its subdirectories)")
+    sources = [s for tree in trees for s in _sources(tree, tuple(k for k in kinds if k != "launcher"))]
+    launchers = [(s, "launcher") for s in launcher_sources(root)] if "launcher" in kinds else []
+    if not sources and not launchers:
+        raise CheckError(f"{project}: no Ascend C project here (looked for op_host/*.cpp in it and in its subdirectories, and for csrc/*.asc)")
     compiler = find_compiler()
     headers, host_skipped = None, None
-    try:
-        headers = find_host_headers(cann)
-    except ToolchainError as exc:
-        kernels = [s for s in sources if s[1] != "op_host"]
-        if cann is not None or not kernels:
-            raise
-        sources, host_skipped = kernels, str(exc)
-    resolved = tuple(t.resolve() for t in trees)
-    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1)) as pool:
-        checks = tuple(pool.map(lambda s: _compile(compiler, headers, s[0], s[1], resolved), sources))
-    return CheckReport(root, compiler, headers, checks, host_skipped)
+    if any(kind == "op_host" for _, kind in sources):
+        try:
+            headers = find_host_headers(cann)
+        except ToolchainError as exc:
+            others = [s for s in sources if s[1] != "op_host"]
+            if cann is not None or not (others or launchers):
+                raise
+            sources, host_skipped = others, str(exc)
+    launcher_headers = find_launcher_headers() if launchers else None
+    resolved = tuple(t.resolve() for t in trees) + ((root.resolve() / "csrc",) if launchers else ())
+    jobs = sources + launchers
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+        checks = tuple(pool.map(lambda s: _compile(compiler, launcher_headers if s[1] == "launcher" else headers, s[0], s[1], resolved), jobs))
+    return CheckReport(root, compiler, headers, checks, launcher_headers, host_skipped)

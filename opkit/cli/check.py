@@ -1,4 +1,5 @@
-"""`opkit check [PROJECT]`: compile the project's op_host sources against CANN's host headers. Never imports torch."""
+"""`opkit check [PROJECT]`: compile the project's op_host sources against CANN's host headers, or its csrc/ launchers
+against torch's and torch_npu's. Never imports torch."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ import click
 def check_command(project, cann, host_only, fail_on) -> None:
     """Compile each op_host/*.cpp with the system C++ compiler (-std=c++17 -fsyntax-only -Wall -Wextra)
     against CANN's host headers, and each op_kernel/*.cpp against opkit's stand-in kernel_operator.h
-    (the skeleton's shape only). Reports errors and warnings in the project's files. Without CANN, the
-    kernel skeleton is still checked and the report says the op_host sources were skipped, and why.
+    (the skeleton's shape only). An extension-style project's csrc/*.asc (kernel, <<<>>> launcher and
+    TORCH_LIBRARY registrations) is compiled the same way against torch's and torch_npu's headers (an
+    installed torch_npu's, else the torch-npu wheel's), no CANN needed. Reports errors and warnings in the
+    project's files. Without CANN, the kernel skeleton and launchers are still checked and the report says
+    the op_host sources were skipped, and why.
 
     Exit status: 0 clean, 1 errors (or warnings with --fail-on warning), 2 no project or compiler, or no
     CANN host headers where only op_host is left to check (--host-only, or a --cann PATH without them).
@@ -24,7 +28,7 @@ def check_command(project, cann, host_only, fail_on) -> None:
     from opkit.check import CheckError, check_project
 
     try:
-        report = check_project(project, cann=cann, kinds=("op_host",) if host_only else ("op_host", "op_kernel"))
+        report = check_project(project, cann=cann, kinds=("op_host", "launcher") if host_only else ("op_host", "op_kernel", "launcher"))
     except CheckError as exc:
         click.echo(f"opkit check: {exc}", err=True)
         sys.exit(2)

@@ -16,11 +16,11 @@ def _fail(message: str) -> None:
 
 @click.command("new")
 @click.argument("name", required=False)
-@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]), or an opkit project (its directory or opkit.json).")
-@click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or C++ file; a func name in a yaml).")
+@click.option("--from", "source", metavar="PATH", help="Adopt an existing op: an msOpGen prototype JSON, an op_host C++ file with an OpDef, a C++ file defining it in a TORCH_LIBRARY block (.cpp, .asc), an op_plugin_functions.yaml (with --op NAME[.OVERLOAD]), or an opkit project (its directory or opkit.json).")
+@click.option("--op", "source_op", metavar="OPTYPE|NAME", help="With --from: the op to adopt (an OpType in a JSON or OpDef file; a schema name, NAME[.OVERLOAD] or NS::NAME, in a TORCH_LIBRARY file or a yaml).")
 @click.option("--inplace", is_flag=True, help="Default signature writes its first input (Tensor(a!) x).")
 @click.option("--schema", metavar="SIG", help="The op's schema; default: one from NAME and --inplace.")
-@click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; or library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema). Default: op-plugin, custom-op for a name ending in '_'.")
+@click.option("--style", type=click.Choice(["op-plugin", "custom-op", "library", "extension"]), default=None, help="op-plugin yaml + Library Meta; torch.library.custom_op + register_fake; library: Library define + PrivateUse1 impl + Meta impl (any torch.library schema); or extension: an Ascend C kernel launched with <<<>>> from C++ registered by TORCH_LIBRARY, built by bisheng (setup.py). Default: op-plugin, custom-op for a name ending in '_'.")
 @click.option("--namespace", metavar="NS", help="torch.ops namespace (op-plugin: npu; otherwise default: mylib).")
 @click.option("--dtypes", default=",".join(msopgen.DEFAULT_DTYPES), show_default=True, help="msOpGen dtype columns, comma-separated; per descriptor: 'x=float16,float;indices=int32,int32'.")
 @click.option("--formats", default=",".join(msopgen.DEFAULT_FORMATS), show_default=True, help="msOpGen formats, comma-separated.")
@@ -36,7 +36,7 @@ def _fail(message: str) -> None:
 def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature; or adopt an existing op with
-    --from (an msOpGen JSON, an op_host OpDef, an op_plugin_functions.yaml entry), listing what the
+    --from (an msOpGen JSON, an op_host OpDef, a C++ TORCH_LIBRARY def, an op_plugin_functions.yaml entry), listing what the
     source does not state. NAME then defaults to msOpGen's snake name of the OpType (the yaml func's name).
 
     When CANN's host headers and a C++ compiler are found, the op_host code is compile-checked as
@@ -87,6 +87,8 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         click.echo(f"msOpGen: {' '.join(project.msopgen.command)}")
         if project.msopgen.output:
             click.echo(project.msopgen.output)
+    elif spec.style == "extension":
+        click.echo(f"kernel and launcher: {project.path / 'csrc' / (spec.name + '.asc')} (built by bisheng through setup.py)")
     else:
         click.echo(f"Ascend C project: built-in msOpGen 26.0.0 tree in {project.path / spec.resolved_op_type} (no msopgen {'requested' if msopgen_mode == 'builtin' else 'found'})")
     from opkit.generate.defaults import index_dtype_warnings, output_rule_notes
@@ -165,11 +167,11 @@ def _check_host_code(path) -> bool:
     from opkit.check import ToolchainError, check_project
 
     try:
-        report = check_project(path, kinds=("op_host",))
+        report = check_project(path, kinds=("op_host", "launcher"))
     except ToolchainError as exc:
         click.echo(f"opkit check skipped: {exc}")
         return True
-    click.echo("opkit check (op_host):")
+    click.echo(f"opkit check ({', '.join(sorted({s.kind for s in report.sources}))}):")
     click.echo(str(report))
     return report.exit_code() == 0
 

@@ -80,7 +80,9 @@ def _evaluated_example(expression: str) -> tuple[tuple, dict]:
 
 @click.command("verify")
 @click.argument("project_dir", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--op", "op_name", metavar="NS::NAME", help="Check a registered op instead of a project.")
+@click.option("--op", "op_name", metavar="NS::NAME", help="Check a registered op instead of a project (with --from: the op's NAME in that file).")
+@click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False), help="A C++ file defining the op (TORCH_LIBRARY m.def): the schema is defined from it, as torch would.")
+@click.option("--meta", "meta_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="With --from: a Python file registering the op's Meta/fake (repeatable).")
 @click.option(
     "--example",
     metavar="EXPR",
@@ -109,7 +111,7 @@ def _evaluated_example(expression: str) -> tuple[tuple, dict]:
 )
 @click.option("--show-graph", is_flag=True, help="Print the captured graph (after functionalization when visible).")
 @click.option("--dynamic", is_flag=True, help="Compile with dynamic=True and sweep shapes: reports npugraph_ex's recaptures.")
-def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic) -> None:
+def verify_command(project_dir, op_name, from_file, meta_files, example, load_files, backend, fmt, show_graph, dynamic) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
     On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
@@ -118,7 +120,11 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
 
     Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
     """
-    if bool(project_dir) == bool(op_name):
+    if meta_files and not from_file:
+        raise click.UsageError("--meta goes with --from FILE (use --load for an op registered in Python)")
+    if from_file and project_dir:
+        raise click.UsageError("give PROJECT_DIR or --from FILE (one of them)")
+    if not from_file and bool(project_dir) == bool(op_name):
         raise click.UsageError("give PROJECT_DIR or --op NS::NAME (one of them)")
     if project_dir and load_files:
         raise click.UsageError("--load is for --op: a project registers its own schema, Meta and kernel files")
@@ -130,6 +136,14 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
 
             args = _evaluated_example(example) if example is not None else None
             report = verify_project(project_dir, backend=backend, dynamic=dynamic, example=args)
+        elif from_file:
+            from opkit.verify.check import check_graph_entry
+            from opkit.verify.from_cpp import defined_from_cpp
+
+            _load_files(load_files)
+            with defined_from_cpp(from_file, op_name, meta_files) as (op, notes):
+                args, kwargs = _example_args(example, op)
+                report = check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=notes)
         else:
             from opkit.verify.check import check_graph_entry
 

@@ -277,6 +277,57 @@ def _line_comment_end(text: str, i: int) -> int:
         return end
 
 
+def literal_runs(literal: str, line: int, column: int) -> tuple[str, tuple[tuple[int, int, int], ...]]:
+    """A string literal's value and where its characters sit: ``runs`` holds (index in the value, line,
+    column) wherever a run of consecutive source columns starts (after an escape, at each new line of a
+    raw string), for a literal that starts at (``line``, ``column``) of its file."""
+    value = literal_value(literal)
+    quote = literal.find('"')
+    runs: list[tuple[int, int, int]] = []
+    if literal[:quote].endswith("R"):
+        open_paren = literal.index("(", quote)
+        at_line, at_column = line, column + open_paren + 1
+        runs.append((0, at_line, at_column))
+        for k, c in enumerate(value):
+            if c == "\n":
+                at_line += 1
+                runs.append((k + 1, at_line, 1))
+        return value, tuple(runs)
+    body = literal[quote + 1 : -1]
+    at_line, at_column = line, column + quote + 1
+    runs.append((0, at_line, at_column))
+    produced, i = 0, 0
+    while i < len(body):
+        if body[i] != "\\" or i + 1 >= len(body):
+            produced += 1
+            i += 1
+            at_column += 1
+            continue
+        width = len(body[i:]) - len(_escape_rest(body[i:]))
+        piece = literal_value('"' + body[i : i + width] + '"')
+        produced += len(piece)
+        if body[i + 1] == "\n":  # a continuation: the literal goes on at the next line's start
+            at_line, at_column = at_line + 1, 1
+        else:
+            at_column += width
+        i += width
+        runs.append((produced, at_line, at_column))
+    return value, tuple(runs)
+
+
+def _escape_rest(text: str) -> str:
+    """``text`` (starting with a backslash) after its first escape sequence."""
+    e = text[1]
+    if e == "x":
+        digits = re.match(r"[0-9A-Fa-f]*", text[2:]).group()
+        return text[2 + len(digits) :]
+    if e in "uU" and re.fullmatch(r"[0-9A-Fa-f]+", text[2 : 2 + (4 if e == "u" else 8)] or "-"):
+        return text[2 + (4 if e == "u" else 8) :]
+    if e in "01234567":
+        return text[1 + len(re.match(r"[0-7]{1,3}", text[1:]).group()) :]
+    return text[2:]
+
+
 def literal_value(literal: str) -> str:
     """The characters a C++ string or character literal denotes (its prefix dropped, escapes read)."""
     quote = literal.find('"') if '"' in literal else literal.find("'")

@@ -16,8 +16,15 @@ _MiB = 1024 * 1024
 # costs memory in proportion (a 4 MB registration module peaks near 0.8 GB), so a file over its limit
 # is one E001, not a parse. The largest real ones: torch-npu's _meta_registrations.py 338 KB, an
 # ops-nn OpDef 108 KB, op_plugin_functions.yaml 350 KB.
-MAX_PARSED_BYTES = {"yaml": MAX_FILE_BYTES, "msopgen": 8 * _MiB, "python": 2 * _MiB, "opdef": 2 * _MiB}
-_KIND_NAMES = {"yaml": "a yaml file", "msopgen": "an msOpGen JSON", "python": "a Python registration module", "opdef": "an OpDef C++ file"}
+MAX_PARSED_BYTES = {"yaml": MAX_FILE_BYTES, "msopgen": 8 * _MiB, "python": 2 * _MiB, "opdef": 2 * _MiB, "cpp": 2 * _MiB, "launch": 2 * _MiB}
+_KIND_NAMES = {
+    "yaml": "a yaml file",
+    "msopgen": "an msOpGen JSON",
+    "python": "a Python registration module",
+    "opdef": "an OpDef C++ file",
+    "cpp": "a C++ registration file",
+    "launch": "a C++ kernel launcher",
+}
 
 
 def check_parsed_size(text: str, kind: str) -> None:

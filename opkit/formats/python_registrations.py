@@ -9,6 +9,14 @@ torch.library import X``, ``import torch.library as tl``, ...):
 * custom_op: ``@torch.library.custom_op("ns::name", mutates_args=...)`` on a typed function, then
   ``@name.register_fake`` or ``@torch.library.register_fake("ns::name")``.
 
+Beyond those templates, as projects write them: a helper of the module that registers through its
+parameters (``def register_meta_if_necessary(ns, op_name, fn): lib.impl(op_name, fn, "Meta")``) registers
+at each call with literal arguments; registrations under ``if``/``try`` and in ``for`` loops over literal
+lists (one per item); call forms ``register_fake("ns::op")(fn)`` and ``impl(lib, "op", "Meta")(fn)``, with
+lambdas too; ``op = lib.define(...)`` then ``lib.impl(op, ...)``; a ``Library`` imported from a sibling
+module (``from ._lib import lib``, read through the ``modules`` reader lint passes); ``define`` strings
+triple-quoted, implicitly concatenated or joined with ``+``, each character placed in the file.
+
 For a custom_op the schema is inferred from the annotations exactly as ``torch.library.infer_schema``
 does (``int`` is ``SymInt``, ``mutates_args`` entries become ``Tensor(a<index>!)``), and exposed through
 ``schema_sites()`` in the torch.library dialect, so the schema rules apply to it.
@@ -17,11 +25,15 @@ does (``int`` is ``SymInt``, ``mutates_args`` entries become ``Tensor(a<index>!)
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
-from opkit.formats.schema_site import SchemaSite
+from opkit.formats.schema_site import SchemaSite, position_in
 from opkit.signature import Dialect
 
 LIBRARY = frozenset({"torch.library.Library"})
@@ -291,7 +303,8 @@ def subtree(node: ast.AST) -> list[ast.AST]:
 # The node types the loader reads, by what it reads them for.
 _KINDS = {ast.Import: "imports", ast.ImportFrom: "imports", ast.Assign: "assigns", ast.Call: "calls", ast.Expr: "expressions",
           ast.FunctionDef: "scopes", ast.AsyncFunctionDef: "scopes", ast.Lambda: "scopes", ast.ClassDef: "scopes",
-          ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits", ast.Name: "names", ast.Compare: "compares"}  # fmt: skip
+          ast.Return: "exits", ast.Yield: "exits", ast.YieldFrom: "exits", ast.Name: "names", ast.Compare: "compares",
+          ast.For: "loops"}  # fmt: skip
 
 
 def walk(tree: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
@@ -381,9 +394,8 @@ def _ends_without_return(body: list[ast.stmt]) -> bool:
     return True
 
 
-def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: list[ast.AST], read: frozenset[str], none_tested: frozenset[str]) -> Function:
-    """``own``: the Return and Yield nodes of ``fn``'s body outside nested defs, lambdas and classes."""
-    a = fn.args
+def _parameters(a: ast.arguments) -> list[Parameter]:
+    """A def's or a lambda's parameters, in order, with their kinds, defaults and annotations."""
     params: list[Parameter] = []
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
@@ -395,6 +407,12 @@ def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: li
         params.append(Parameter(arg.arg, "keyword_only", default, arg.annotation))
     if a.kwarg:
         params.append(Parameter(a.kwarg.arg, "var_keyword", None, a.kwarg.annotation))
+    return params
+
+
+def _function(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: _Names, own: list[ast.AST], read: frozenset[str], none_tested: frozenset[str]) -> Function:
+    """``own``: the Return and Yield nodes of ``fn``'s body outside nested defs, lambdas and classes."""
+    params = _parameters(fn.args)
     param_names = {p.name for p in params}
     returns = tuple(ReturnSite(n.lineno, *_return_shape(n.value, param_names)) for n in own if isinstance(n, ast.Return))
     is_generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own)
@@ -575,6 +593,10 @@ def _mutates_args(call: ast.Call) -> tuple[str, ...] | str | None:
     return None
 
 
+# The branching point every function body is an arm of (no statement sits at line 0).
+FUNCTION_BODIES = (0, 0)
+
+
 def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
     """``id(statement)`` → the exclusive branches it sits in, for every statement of the module."""
     paths: dict[int, BranchPath] = {}
@@ -597,7 +619,11 @@ def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
             elif isinstance(stmt, ast.Match):
                 for index, case in enumerate(stmt.cases):
                     visit(case.body, (*path, (key, index)))
-            else:  # def, class, for, while, with: their bodies are not alternatives to anything
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # Each function's body runs when it is called, not with the others: registrations in two
+                # test methods, each with its own Library, are alternatives, not a duplicate.
+                visit(stmt.body, (*path, (FUNCTION_BODIES, key)))
+            else:  # class, for, while, with: their bodies are not alternatives to anything
                 for name in ("body", "orelse", "finalbody"):
                     child = getattr(stmt, name, None)
                     if isinstance(child, list):
@@ -607,14 +633,192 @@ def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
     return paths
 
 
+def _bound_strs(node: ast.expr | None, binding: dict[str, ast.expr]) -> list[str]:
+    """The op names an argument gives: a string literal, or a name bound to one."""
+    if isinstance(node, ast.Name) and node.id in binding:
+        node = binding[node.id]
+    return [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else []
+
+
+def _bound_str(node: ast.expr | None, binding: dict[str, ast.expr]) -> str | None:
+    found = _bound_strs(node, binding)
+    return found[0] if found else None
+
+
+def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """``helper``'s parameters bound to ``call``'s arguments (defaults for the rest), as Python binds them;
+    None when the call passes ``*args``/``**kwargs`` or does not fit."""
+    a = helper.args
+    positional = [*a.posonlyargs, *a.args]
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords) or len(call.args) > len(positional):
+        return None
+    bound: dict[str, ast.expr] = {}
+    for param, default in zip(positional[len(positional) - len(a.defaults) :], a.defaults):
+        bound[param.arg] = default
+    for param, default in zip(a.kwonlyargs, a.kw_defaults):
+        if default is not None:
+            bound[param.arg] = default
+    for param, value in zip(positional, call.args):
+        bound[param.arg] = value
+    for keyword in call.keywords:
+        bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _loop_bindings(loops: list[ast.For]) -> dict[int, list[dict[str, ast.expr]]]:
+    """``id(statement)`` → one binding per iteration, for statements in the body of a ``for`` over a
+    literal list or tuple (``for name, fn in [("a", a_meta), ("b", b_meta)]:``)."""
+    found: dict[int, list[dict[str, ast.expr]]] = {}
+    for node in loops:
+        if not isinstance(node.iter, (ast.List, ast.Tuple)):
+            continue
+        names = [node.target.id] if isinstance(node.target, ast.Name) else [e.id for e in node.target.elts] if isinstance(node.target, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.target.elts) else None
+        if names is None:
+            continue
+        iterations = []
+        for item in node.iter.elts:
+            values = [item] if len(names) == 1 else list(item.elts) if isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(names) else None
+            if values is None:
+                iterations = []
+                break
+            iterations.append(dict(zip(names, values)))
+        if iterations:
+            for stmt in node.body:
+                found[id(stmt)] = iterations
+    return found
+
+
+def _lambda_function(node: ast.Lambda, names: _Names) -> Function:
+    """A lambda as a registered function: its parameters, and its body as its one return."""
+    params = _parameters(node.args)
+    returns = (ReturnSite(node.lineno, *_return_shape(node.body, {p.name for p in params})),)
+    read = frozenset(n.id for n in subtree(node.body) if isinstance(n, ast.Name))
+    return Function("<lambda>", node.lineno, tuple(params), returns, False, None, node, {}, None, read, frozenset())
+
+
+_STRING_PREFIX = re.compile(r"[rRbBuUfF]*('\'\'|\"\"\"|'|\")")
+
+
+class _SourceLines:
+    """A module's lines and their start offsets, made once per file for every string placed in it."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.starts = [0]
+        for line_text in self.lines:
+            self.starts.append(self.starts[-1] + len(line_text))
+
+
+def _string_runs(source: _SourceLines, node: ast.expr | None) -> tuple[str, tuple[tuple[int, int, int], ...]] | None:
+    """A string expression's value and where its characters sit in ``text``: one literal, implicitly
+    concatenated literals (``"a" "b"``), triple-quoted ones, or ``+`` of those. (index, line, column) starts
+    each run of consecutive source columns. None for anything else, or when the source does not decode to
+    the value (escapes opkit does not place)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string_runs(source, node.left), _string_runs(source, node.right)
+        if left is None or right is None:
+            return None
+        return left[0] + right[0], left[1] + tuple((i + len(left[0]), line, column) for i, line, column in right[1])
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno is not None):
+        return None
+    text, lines, starts = source.text, source.lines, source.starts
+    if node.end_lineno > len(lines):
+        return None
+
+    def char_column(line: int, byte_column: int) -> int:  # ast columns count UTF-8 bytes
+        return len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+    start = starts[node.lineno - 1] + char_column(node.lineno, node.col_offset)
+    end = starts[node.end_lineno - 1] + char_column(node.end_lineno, node.end_col_offset)
+
+    def position(offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(starts, offset) - 1
+        return index + 1, offset - starts[index] + 1
+
+    value: list[str] = []
+    produced = 0  # characters in value
+    runs: list[tuple[int, int, int]] = []
+    i = start
+    while i < end:
+        if text[i] in " \t\r\n\\":
+            i += 1
+            continue
+        if text[i] == "#":
+            i = text.find("\n", i, end) if "\n" in text[i:end] else end
+            continue
+        m = _STRING_PREFIX.match(text, i, end)
+        if m is None:
+            return None
+        raw, quote = "r" in m.group().lower().split(m.group(1))[0], m.group(1)
+        j = m.end()
+        runs.append((produced, *position(j)))
+        while j < end and not text.startswith(quote, j):
+            c = text[j]
+            if c == "\\" and not raw:
+                escape = re.match(r"\\(?:\n|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", text[j:end], re.S)
+                width = len(escape.group()) if escape else 1
+                try:
+                    decoded = ast.literal_eval('"' + text[j : j + width] + '"')
+                except (SyntaxError, ValueError):
+                    decoded = text[j : j + width]
+                value.append(decoded)
+                produced += len(decoded)
+                j += width
+                runs.append((produced, *position(j)))
+                continue
+            value.append(c)
+            produced += 1
+            j += 1
+            if c == "\n":
+                runs.append((produced, *position(j)))
+        i = j + len(quote)
+    if "".join(value) != node.value:
+        return None
+    return node.value, tuple(runs)
+
+
+def _shifted(runs: tuple[tuple[int, int, int], ...], lead: int) -> tuple[tuple[int, int, int], ...]:
+    """Runs of a string whose first ``lead`` characters are dropped."""
+    kept = [(index - lead, line, column) for index, line, column in runs if index > lead]
+    return ((0, *position_in(runs, lead)), *kept)
+
+
+# Reads another module of the package: its path → its text, or None when there is none to read.
+ModuleReader = Callable[[str], "str | None"]
+
+
+def _assigned_libraries(assigns, names: _Names) -> dict[str, LibraryObject]:
+    found = {}
+    for node, _ in assigns:
+        if isinstance(node.value, ast.Call) and names.qualify(node.value.func) in LIBRARY:
+            call = node.value
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = LibraryObject(target.id, _str_arg(call, 0, "ns") or "", _str_arg(call, 1, "kind") or "", _str_arg(call, 2, "dispatch_key") or "")
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def module_libraries(text: str) -> dict[str, LibraryObject]:
+    """The ``torch.library.Library`` objects a module makes at its top level, by variable name."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    body = [(node, None) for node in tree.body if isinstance(node, ast.Assign)]
+    return _assigned_libraries(body, _Names([node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]))
+
+
 def _split_qualname(qualname: str) -> tuple[str, str]:
     ns, sep, name = qualname.partition("::")
     return (ns, name) if sep else ("", qualname)
 
 
 class _Loader:
-    def __init__(self, path: str, tree: ast.Module, result: RegistrationFile):
+    def __init__(self, path: str, tree: ast.Module, result: RegistrationFile, modules: ModuleReader | None = None):
         self.path = path
+        self.modules = modules
         self.tree = tree
         self.nodes = walk(tree)
         self.names = _Names([node for node, _ in self.nodes["imports"]])
@@ -624,6 +828,10 @@ class _Loader:
         self.custom_ops: dict[str, CustomOp] = {}  # by the Python name the decorator rebinds
         self.branches = _branch_paths(tree)
         self.statement: dict[int, ast.stmt] = {}  # id(node) → the statement that holds it, for call registrations
+        # helpers: name → the def whose body registers through its parameters (``lib.impl(op_name, fn, "Meta")``)
+        self.helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.helper_calls: dict[str, list[ast.Call]] = {}  # helper name → the registrations in its body
+        self.source_lines: _SourceLines | None = None  # made on the first define string placed
 
     def load(self) -> None:
         self._find_libraries()
@@ -642,11 +850,18 @@ class _Loader:
                 self._custom_op(fn, dec)
         for fn in defs:
             for dec in fn.decorator_list:
-                self._decorator_registration(fn, dec)
-        for node, _ in self.nodes["expressions"]:
-            if isinstance(node.value, ast.Call):
-                self.statement[id(node.value)] = node
-                self._call_registration(node.value)
+                self._decorated(self.parsed[id(fn)], dec, dec)
+        loops = _loop_bindings([node for node, _ in self.nodes["loops"]])
+        defined_names = self._defined_op_names()
+        calls = [(node, scope) for node, scope in self.nodes["expressions"] if isinstance(node.value, ast.Call)]
+        for node, scope in calls:  # registrations inside a function, through its parameters: a helper
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._registers_through_parameters(node.value, scope):
+                self.helpers[scope.name] = scope
+                self.helper_calls.setdefault(scope.name, []).append(node.value)
+        for node, _ in calls:
+            self.statement[id(node.value)] = node
+            for binding in loops.get(id(node), ({},)):
+                self._call_registration(node.value, {**defined_names, **binding}, node.value)
 
     def _names_in_bodies(self) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[str]]]:
         """For each scope (by id): the names read in its body and those tested ``is None`` there, nested
@@ -665,24 +880,51 @@ class _Loader:
         return {k: frozenset(v) for k, v in read.items()}, {k: frozenset(v) for k, v in tested.items()}
 
     def _find_libraries(self) -> None:
-        for node, _ in self.nodes["assigns"]:
-            if isinstance(node.value, ast.Call) and self.names.qualify(node.value.func) in LIBRARY:
-                call = node.value
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        self.libraries[target.id] = LibraryObject(target.id, _str_arg(call, 0, "ns") or "", _str_arg(call, 1, "kind") or "", _str_arg(call, 2, "dispatch_key") or "")
+        self.libraries.update(_assigned_libraries(self.nodes["assigns"], self.names))
+        if self.modules is not None:  # ``from ._lib import lib``: a Library another module of the package makes
+            for node, _ in self.nodes["imports"]:
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    for alias in node.names:
+                        lib = self._imported_library(node, alias.name)
+                        if lib is not None and (alias.asname or alias.name) not in self.libraries:
+                            self.libraries[alias.asname or alias.name] = lib
         # Only once every Library is known: ``m.define`` may sit anywhere in the module.
         for node, _ in self.nodes["calls"]:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "define":
                 self._define(node)
 
+    def _imported_library(self, node: ast.ImportFrom, name: str) -> LibraryObject | None:
+        import os
+
+        base = os.path.dirname(self.path)
+        for _ in range(node.level - 1):
+            base = os.path.dirname(base)
+        parts = node.module.split(".") if node.module else []
+        for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+            text = self.modules(candidate)
+            if text is not None:
+                return module_libraries(text).get(name)
+        return None
+
     def _define(self, call: ast.Call) -> None:
         lib = self.libraries.get(getattr(call.func.value, "id", ""))
         node = _arg(call, 0, "schema")
-        if lib is None or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        if lib is None:
             return
-        # The string's first character is one column after its opening quote (single-line literals).
-        self.result.defined_schemas.append(SchemaSite(node.value, self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY))
+        if self.source_lines is None:
+            self.source_lines = _SourceLines(self.result.text)
+        located = _string_runs(self.source_lines, node)
+        if located is None:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a literal opkit cannot place per character
+                self.result.defined_schemas.append(SchemaSite(node.value.strip(), self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY, namespace=lib.namespace))
+            return
+        value, runs = located
+        # torch skips the blanks around a schema (TorchAir writes ``define("""\n  name(...) -> None\n""")``)
+        lead = len(value) - len(value.lstrip())
+        text = value.strip()
+        runs = _shifted(runs, lead)
+        line, column = runs[0][1], runs[0][2]
+        self.result.defined_schemas.append(SchemaSite(text, self.path, line, column, Dialect.TORCH_LIBRARY, namespace=lib.namespace, runs=runs if len(runs) > 1 else ()))
 
     def _custom_op(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
         if not (isinstance(dec, ast.Call) and self.names.qualify(dec.func) in CUSTOM_OP):
@@ -720,13 +962,14 @@ class _Loader:
         branches = self.branches.get(id(holder), ())
         self.result.registrations.append(Registration(namespace, op, style, function, node.lineno, node.col_offset + 1, custom_op, branches))
 
-    def _decorator_registration(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
-        function = self.parsed[id(fn)]
+    def _decorated(self, function: Function, dec: ast.expr, at: ast.AST, binding: dict[str, ast.expr] | None = None) -> None:
+        """``function`` under decorator ``dec`` (or passed to it, ``register_fake("ns::op")(fn)``), reported at ``at``."""
+        binding = binding or {}
         # @my_op.register_fake
         if isinstance(dec, ast.Attribute) and dec.attr == "register_fake" and isinstance(dec.value, ast.Name):
             op = self.custom_ops.get(dec.value.id)
             if op is not None:
-                self._add(op.namespace, op.name, "fake", function, dec, op)
+                self._add(op.namespace, op.name, "fake", function, at, op)
             return
         if not isinstance(dec, ast.Call):
             return
@@ -735,23 +978,25 @@ class _Loader:
             first = _arg(dec, 0, "qualname")
             if isinstance(first, ast.Name) and first.id in self.libraries:  # impl(m, "my_op"[, "Meta"])
                 lib = self.libraries[first.id]
-                op = _str_arg(dec, 1, "name")
-                if op is not None and self._meta_key(_str_arg(dec, 2, "dispatch_key"), lib):
-                    self._add(lib.namespace, op, "meta", function, dec)
+                if self._meta_key(_bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
+                    for op in _bound_strs(_arg(dec, 1, "name"), binding):
+                        self._add(lib.namespace, op, "meta", function, at)
             elif isinstance(first, ast.Constant) and isinstance(first.value, str):  # impl("ns::op", "Meta")
                 types = _arg(dec, 1, "types")
                 keys = [e.value for e in (types.elts if isinstance(types, (ast.Tuple, ast.List)) else [types]) if isinstance(e, ast.Constant)]
                 if META_KEY in keys:
-                    self._add(*_split_qualname(first.value), "meta", function, dec)
+                    self._add(*_split_qualname(first.value), "meta", function, at)
         elif callee in REGISTER_FAKE:
-            self._fake_target(_arg(dec, 0, "op"), function, dec)
+            self._fake_target(_arg(dec, 0, "op"), function, at, binding)
         elif isinstance(dec.func, ast.Attribute) and dec.func.attr == "impl" and getattr(dec.func.value, "id", None) in self.libraries:
             lib = self.libraries[dec.func.value.id]  # @m.impl("my_op")
-            op = _str_arg(dec, 0, "op_name")
-            if op is not None and self._meta_key(_str_arg(dec, 2, "dispatch_key"), lib):
-                self._add(lib.namespace, op, "meta", function, dec)
+            if self._meta_key(_bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
+                for op in _bound_strs(_arg(dec, 0, "op_name"), binding):
+                    self._add(lib.namespace, op, "meta", function, at)
 
-    def _fake_target(self, target: ast.expr | None, function: Function, node: ast.AST) -> None:
+    def _fake_target(self, target: ast.expr | None, function: Function, node: ast.AST, binding: dict[str, ast.expr] | None = None) -> None:
+        if isinstance(target, ast.Name) and binding and target.id in binding:
+            target = binding[target.id]
         if isinstance(target, ast.Constant) and isinstance(target.value, str):
             ns, name = _split_qualname(target.value)
             owner = next((c for c in self.custom_ops.values() if c.namespace == ns and c.name == name), None)
@@ -760,21 +1005,70 @@ class _Loader:
             op = self.custom_ops[target.id]
             self._add(op.namespace, op.name, "fake", function, node, op)
 
-    def _call_registration(self, call: ast.Call) -> None:
-        """``m.impl("my_op", my_op_meta, "Meta")`` and ``register_fake("ns::op", fn)`` as statements."""
+    def _call_registration(self, call: ast.Call, binding: dict[str, ast.expr], at: ast.AST) -> None:
+        """A registration as a call, its names looked up in ``binding`` (a loop's values, a helper's
+        arguments) first: ``m.impl("my_op", my_op_meta, "Meta")``, ``register_fake("ns::op", fn)``,
+        ``register_fake("ns::op")(fn)`` and ``impl(m, "op", "Meta")(fn)`` (lambdas too), or a call of a
+        helper of this module that makes one of those with its parameters."""
         if isinstance(call.func, ast.Attribute) and call.func.attr == "impl" and getattr(call.func.value, "id", None) in self.libraries:
             lib = self.libraries[call.func.value.id]
-            op, fn = _str_arg(call, 0, "op_name"), _arg(call, 1, "fn")
-            if op and isinstance(fn, ast.Name) and fn.id in self.functions and self._meta_key(_str_arg(call, 2, "dispatch_key"), lib):
-                self._add(lib.namespace, op, "meta", self.functions[fn.id], call)
+            function = self._function_of(_arg(call, 1, "fn"), binding)
+            if function is not None and self._meta_key(_bound_str(_arg(call, 2, "dispatch_key"), binding), lib):
+                for op in _bound_strs(_arg(call, 0, "op_name"), binding):
+                    self._add(lib.namespace, op, "meta", function, at)
         elif self.names.qualify(call.func) in REGISTER_FAKE:
-            fn = _arg(call, 1, "func")
-            if isinstance(fn, ast.Name) and fn.id in self.functions:
-                self._fake_target(_arg(call, 0, "op"), self.functions[fn.id], call)
+            function = self._function_of(_arg(call, 1, "func"), binding)
+            if function is not None:
+                self._fake_target(_arg(call, 0, "op"), function, at, binding)
+        elif isinstance(call.func, (ast.Call, ast.Attribute)) and len(call.args) == 1 and not call.keywords:
+            function = self._function_of(call.args[0], binding)  # a decorator called on a function
+            if function is not None:
+                self._decorated(function, call.func, at, binding)
+        elif isinstance(call.func, ast.Name) and call.func.id in self.helpers:
+            helper = self.helpers[call.func.id]
+            arguments = _bind_arguments(helper, call)
+            if arguments is not None:
+                inner = {**binding, **arguments}
+                for registration in self.helper_calls[call.func.id]:
+                    self._call_registration(registration, inner, at)
+
+    def _defined_op_names(self) -> dict[str, ast.expr]:
+        """``op = lib.define("name(...) -> ...")``: ``define`` returns the op's name, which ``lib.impl(op, ...)`` then uses."""
+        found: dict[str, ast.expr] = {}
+        for node, _ in self.nodes["assigns"]:
+            call = node.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "define" and getattr(call.func.value, "id", None) in self.libraries:
+                schema = _arg(call, 0, "schema")
+                if isinstance(schema, ast.Constant) and isinstance(schema.value, str) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    name = schema.value.strip().split("(", 1)[0].strip().rsplit("::", 1)[-1]
+                    found[node.targets[0].id] = ast.Constant(name)
+        return found
+
+    def _function_of(self, node: ast.expr | None, binding: dict[str, ast.expr]) -> Function | None:
+        """The function a registration passes: a def of this module by name, or a lambda."""
+        if isinstance(node, ast.Name) and node.id in binding:
+            node = binding[node.id]
+        if isinstance(node, ast.Name):
+            return self.functions.get(node.id)
+        if isinstance(node, ast.Lambda):
+            return _lambda_function(node, self.names)
+        return None
+
+    def _registers_through_parameters(self, call: ast.Call, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether ``call`` registers something whose op or function is one of ``scope``'s parameters."""
+        params = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)}
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "impl" and getattr(call.func.value, "id", None) in self.libraries:
+            used = (_arg(call, 0, "op_name"), _arg(call, 1, "fn"))
+        elif self.names.qualify(call.func) in REGISTER_FAKE:
+            used = (_arg(call, 0, "op"), _arg(call, 1, "func"))
+        else:
+            return False
+        return any(isinstance(u, ast.Name) and u.id in params for u in used)
 
 
-def load_registration_file(path: str, text: str, *, explicit: bool = True) -> RegistrationFile:
-    """Parse ``text`` with ``ast`` (never import it); InputError E002 on a syntax error."""
+def load_registration_file(path: str, text: str, *, explicit: bool = True, modules: ModuleReader | None = None) -> RegistrationFile:
+    """Parse ``text`` with ``ast`` (never import it); InputError E002 on a syntax error. ``modules`` reads
+    the package's other modules, for a Library imported from one (``from ._lib import lib``)."""
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
@@ -782,6 +1076,6 @@ def load_registration_file(path: str, text: str, *, explicit: bool = True) -> Re
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         raise InputError("E002", f"invalid Python: {exc}") from None
     result = RegistrationFile(path, text, NoqaMap.from_text(text, comment="#"))
-    _Loader(path, tree, result).load()
+    _Loader(path, tree, result, modules).load()
     return result
 

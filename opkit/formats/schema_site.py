@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
@@ -22,6 +23,17 @@ class SchemaSite:
     op_hint: str | None = None  # name to report when the schema does not parse
     # op_plugin_functions.yaml: the torch versions whose codegen builds the entry; None where unknown
     versions: frozenset[str] | None = None
+    # the namespace the source gives a schema without ``ns::`` (a C++ TORCH_LIBRARY block's); "" if none
+    namespace: str = ""
+    # a schema spread over the file (adjacent C++ literals, a raw or triple-quoted string): where each run
+    # of its characters starts, (index in text, line, column); empty for a schema on one line
+    runs: tuple[tuple[int, int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def place(self, column: int) -> tuple[int, int]:
+        """The file (line, column) of the schema's 1-based ``column``."""
+        if not self.runs:
+            return self.line, self.column + column - 1
+        return position_in(self.runs, column - 1)
 
     @property
     def is_custom(self) -> bool:
@@ -39,3 +51,12 @@ class SchemaSite:
     def signature(self) -> OpSignature | None:
         p = self.parsed
         return p if isinstance(p, OpSignature) else None
+
+
+def position_in(runs: tuple[tuple[int, int, int], ...], index: int) -> tuple[int, int]:
+    """The file (line, column) of character ``index`` of a string whose ``runs`` are given: (index in the
+    string, line, column) wherever a run of consecutive source columns starts."""
+    starts = [r[0] for r in runs]
+    k = max(bisect.bisect_right(starts, index) - 1, 0)
+    start, line, column = runs[k]
+    return line, column + (index - start)

@@ -245,6 +245,13 @@ class ProjectModel:
         return text.split("::", 1)[1] if self.signature.namespace else text
 
     @property
+    def launch(self):
+        """The extension style's C++ side: launcher types, kernel operands, --npu-arch (kernel_launch.py)."""
+        from opkit.generate.kernel_launch import KernelLaunch
+
+        return KernelLaunch(self)
+
+    @property
     def model_class(self) -> str:
         return f"{self.op_type}Model"
 

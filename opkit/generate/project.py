@@ -92,7 +92,8 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         check_target(target, force=force)
     except OSError as exc:  # a path component too long, a loop of links, ...
         raise TargetError(f"cannot use {target}: {exc.strerror or exc}") from None
-    executable = find_msopgen(msopgen_mode)  # fails before anything is written
+    # fails before anything is written; the extension style's kernel is csrc/, not an msOpGen project
+    executable = find_msopgen(msopgen_mode) if spec.style != "extension" else None
     model = ProjectModel(spec)
 
     created_parents = [p for p in reversed(target.parents) if not p.exists()]
@@ -248,7 +249,9 @@ def check_written_documents(project: Path, spec: OpSpec) -> None:
     from opkit.yamlio import FAST_LOADER
 
     validate_document(json.loads((project / "opkit.json").read_text(encoding="utf-8")), "opkit-spec")
-    validate_document(json.loads((project / "msopgen" / f"{spec.name}.json").read_text(encoding="utf-8")), "msopgen")
+    prototype = project / "msopgen" / f"{spec.name}.json"
+    if prototype.is_file():  # the extension style has no msOpGen project
+        validate_document(json.loads(prototype.read_text(encoding="utf-8")), "msopgen")
     fragment = project / "op_plugin" / "op_plugin_functions.yaml"
     if fragment.is_file():  # the custom-op style has no op-plugin entry
         for entry in yaml.load(fragment.read_text(encoding="utf-8"), Loader=FAST_LOADER)["custom"]:

@@ -21,7 +21,7 @@ from opkit.samples import sample_shape
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
 SPEC_FILE = "opkit.json"
-STYLES = ("op-plugin", "custom-op", "library")
+STYLES = ("op-plugin", "custom-op", "library", "extension")
 # torch_npu registers every op-plugin `custom:` entry in the npu namespace.
 OP_PLUGIN_NAMESPACE = "npu"
 CUSTOM_OP_NAMESPACE = "mylib"
@@ -376,6 +376,13 @@ def validate_spec(spec: OpSpec) -> None:
         raise SpecError(f"the schema's namespace {sig.namespace!r} differs from --namespace {spec.namespace!r}")
     if spec.style == "custom-op":
         _check_custom_op(sig, spec)
+    if spec.style == "extension":
+        from opkit.generate.kernel_launch import UnsupportedArch, npu_arch
+
+        try:
+            npu_arch(spec.soc)
+        except UnsupportedArch as exc:
+            raise SpecError(str(exc)) from None
     if spec.op_type and not re.match(r"^[A-Z][A-Za-z0-9]*$", spec.op_type):
         raise SpecError(f"--op-type {spec.op_type!r} is not UpperCamelCase (e.g. SwiGlu)")
     if not spec.dtypes:

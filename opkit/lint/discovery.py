@@ -1,7 +1,7 @@
 """Which files `opkit lint` reads, and which of them are linted together.
 
 Paths named on the command line are inputs as given. A directory contributes the files opkit
-recognises inside it (``.yaml``/``.yml``, ``.py``, ``.json``, op_host ``.cpp``), walked in sorted order, skipping hidden
+recognises inside it (``.yaml``/``.yml``, ``.py``, ``.json``, C++ ``.cpp``/``.cc``/``.asc``/``.h``), walked in sorted order, skipping hidden
 and build directories. Cross-file rules (Meta against yaml, prototype JSON against schema) pair the
 files of one *project*: a directory holding ``opkit.json`` or ``CMakePresets.json`` (what ``opkit new``
 and msOpGen write) is a project of its own (msOpGen's tree inside an opkit project belongs to that project), so one project's Meta function is never compared with
@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from opkit.formats.files import InputError
 from opkit.lint.finding import Finding, input_error_finding
 
-KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen", ".cpp": "opdef"}
+# C++ files are read for what they hold: op_host OpDefs (.cpp), TORCH_LIBRARY registrations (any of them).
+KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"} | dict.fromkeys((".cpp", ".cc", ".cxx", ".asc", ".h", ".hpp"), "cpp")
 
 # A directory holding one of these is a project: its files are paired only with each other.
 PROJECT_MARKERS = ("opkit.json", "CMakePresets.json")
@@ -33,7 +34,7 @@ SKIPPED_DIRECTORIES = frozenset({"build_out", "build", "__pycache__", "node_modu
 
 
 def kind_of(path: str) -> str:
-    """``yaml``, ``python``, ``msopgen`` or ``opdef`` (an op_host .cpp) by extension; "" for anything else."""
+    """``yaml``, ``python``, ``msopgen`` or ``cpp`` by extension; "" for anything else."""
     return KINDS.get(os.path.splitext(path)[1].lower(), "")
 
 
@@ -73,11 +74,11 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
                 found += 1
             if not found:
                 named = f" (a directory, though named like a {kind_of(path)} file)" if kind_of(path) else ""
-                problems.append(input_error_finding(InputError("E004", f"directory holds no .yaml/.yml, .py or .json file to lint{named}"), path))
+                problems.append(input_error_finding(InputError("E004", f"directory holds no .yaml/.yml, .py, .json or C++ file to lint{named}"), path))
         elif not os.path.lexists(path):
             problems.append(input_error_finding(InputError("E001", "no such file or directory"), path))
         elif not kind_of(path):
-            problems.append(input_error_finding(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or .cpp"), path))
+            problems.append(input_error_finding(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or C++ (.cpp, .cc, .asc, .h)"), path))
         else:
             add(main, Input(path, kind_of(path), explicit=True))
     return [g for g in (main, *projects.values()) if g.inputs]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
+from opkit.formats.kernel_launches import has_launches
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
@@ -64,7 +66,11 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     project = LintProject()
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
-    targets = {"yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files}
+    targets = {
+        "yaml": project.yaml_files, "python": project.python_files, "msopgen": project.msopgen_files, "opdef": project.opdef_files,
+        "cpp": project.cpp_files, "launch": project.launch_files,
+    }  # fmt: skip
+    macros, blocks, other_cpp = None, None, {}
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
@@ -72,23 +78,79 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
-        if item.kind == "opdef" and not item.explicit and "OpDef" not in text:
-            continue  # a kernel or tiling source, not an op_host OpDef
-        try:
-            check_parsed_size(text, item.kind)
-            source = _loader(item.kind)(item.path, text, explicit=item.explicit)
-        except InputError as exc:
-            project.input_findings.append(input_error_finding(exc, item.path))
-            continue
-        except NotLinted as exc:
-            project.input_findings.append(not_linted_finding(exc, item.path))
-            continue
-        except RecursionError:  # json, PyYAML and our builders recurse per nesting level
-            project.input_findings.append(input_error_finding(InputError("E003", "nested too deeply to read"), item.path))
-            continue
-        project.input_findings.extend(input_error_finding(e, item.path) for e in getattr(source, "structure_errors", ()))
-        targets[item.kind].append(source)
+        kinds = [item.kind]
+        if item.kind == "cpp":
+            from opkit.formats import cpp_registrations as cpp_sources
+
+            if macros is None:  # every C++ file's #defines, so a header's wrapper macro serves its neighbours
+                macros = cpp_sources.group_macros({i.path: texts[i.path] for i in group.inputs if i.kind == "cpp" and isinstance(texts[i.path], str)})
+                blocks = cpp_sources.block_macros(macros)
+            kinds = _cpp_kinds(item.path, text, macros, blocks)
+            if not kinds:
+                other_cpp[item.path] = text  # a header or kernel source: read only for its macros and the functions kernels name
+                if item.explicit and item.path.lower().endswith((".h", ".hpp")):
+                    project.input_findings.append(not_linted_finding(NotLinted("a header that registers nothing (read for its macros and declarations)"), item.path))
+                elif item.explicit:
+                    project.input_findings.append(input_error_finding(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block"), item.path))
+                continue
+        for kind in kinds:
+            _load_one(project, targets[kind], item, kind, text, macros, lambda path: _module_text(path, texts))
+    if project.cpp_files:
+        from opkit.formats import cpp_registrations as cpp_sources
+
+        project.cpp_functions = cpp_sources.function_index(project.cpp_files, other_cpp, macros or {})
     return project
+
+
+def _cpp_kinds(path: str, text: str, macros, blocks) -> list[str]:
+    """What a C++ file is read as: ``opdef`` (an op_host .cpp declaring an OpDef), ``cpp`` (TORCH_LIBRARY
+    registrations), ``launch`` (``<<<>>>`` kernel launches), several, or none."""
+    from opkit.formats import cpp_registrations as cpp_sources
+
+    kinds = []
+    if "OpDef" in text and path.lower().endswith(".cpp"):
+        kinds.append("opdef")
+    if cpp_sources.registers_anything(text, macros, blocks=blocks):
+        kinds.append("cpp")
+    if has_launches(text):
+        kinds.append("launch")  # host code launching a kernel with <<<>>>: the K rules
+    return kinds
+
+
+def _module_text(path: str, texts: dict) -> str | None:
+    """Another module of a linted package (``from ._lib import lib``): the group's copy, else the file."""
+    text = texts.get(path)
+    if isinstance(text, str):
+        return text
+    try:
+        return read_text(path) if os.path.isfile(path) else None
+    except InputError:
+        return None
+
+
+def _load_one(project: LintProject, target: list, item, kind: str, text: str, macros, modules) -> None:
+    """Load one input as ``kind`` into ``target``; what cannot be read becomes a finding."""
+    try:
+        check_parsed_size(text, kind)
+        if kind == "cpp":
+            from opkit.formats.cpp_registrations import load_cpp_registrations
+
+            source = load_cpp_registrations(item.path, text, macros)
+        elif kind == "python":
+            source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules)
+        else:
+            source = _loader(kind)(item.path, text, explicit=item.explicit)
+    except InputError as exc:
+        project.input_findings.append(input_error_finding(exc, item.path))
+        return
+    except NotLinted as exc:
+        project.input_findings.append(not_linted_finding(exc, item.path))
+        return
+    except RecursionError:  # json, PyYAML and our builders recurse per nesting level
+        project.input_findings.append(input_error_finding(InputError("E003", "nested too deeply to read"), item.path))
+        return
+    project.input_findings.extend(input_error_finding(e, item.path) for e in getattr(source, "structure_errors", ()))
+    target.append(source)
 
 
 def _loader(kind: str):
@@ -105,6 +167,10 @@ def _loader(kind: str):
         from opkit.formats.opdef_cpp import load_opdef_cpp
 
         return load_opdef_cpp
+    if kind == "launch":
+        from opkit.formats.kernel_launches import load_kernel_launch_file
+
+        return load_kernel_launch_file
     from opkit.formats.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
@@ -138,16 +204,18 @@ def run_rules(project: LintProject, selection: Selection = Selection()) -> list[
         for r in schema_rules if site.is_custom else aten_rules:
             for v in _violations(r, site, site.path, findings):
                 # A violation's column is relative to the schema text; place it in the file.
-                column = site.column + (v.column - 1 if v.column else 0)
-                findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=site.line, column=column, op=op))
-    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files)):
+                line, column = site.place(v.column or 1)
+                findings.append(_finding(r, Violation(v.message, v.line, None, v.hint, v.path, v.op), path=site.path, line=line, column=column, op=op))
+    for scope, sources in (("yaml", project.yaml_files), ("python", project.python_files), ("msopgen", project.msopgen_files), ("opdef", project.opdef_files), ("cpp", project.cpp_files),
+                          ("launch", project.launch_files)):  # fmt: skip
         for source in sources:
             for r in by_scope.get(scope, ()):
                 findings.extend(_finding(r, v, path=source.path, line=1, column=1, op=None) for v in _violations(r, source, source.path, findings))
     for r in by_scope.get("project", ()):
         findings.extend(_finding(r, v, path="", line=1, column=1, op=None) for v in _violations(r, project, "", findings))
 
-    noqa = {s.path: s.noqa for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files) if getattr(s, "noqa", None)}
+    sources = (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files, *project.cpp_files, *project.launch_files)
+    noqa = {s.path: s.noqa for s in sources if getattr(s, "noqa", None)}
     return [f for f in findings if not (f.path in noqa and noqa[f.path].suppresses(f.line, f.code))]
 
 
@@ -237,7 +305,8 @@ def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect:
     findings += run_rules(project, selection)
     if parses is not None:
         parses.save()
-    return findings, len(project.yaml_files) + len(project.python_files) + len(project.msopgen_files) + len(project.opdef_files)
+    files = {s.path for s in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.opdef_files, *project.cpp_files, *project.launch_files)}
+    return findings, len(files)
 
 
 __all__ = ["LintResult", "lint", "load_project", "run_rules", "RULES"]

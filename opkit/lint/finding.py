@@ -72,7 +72,8 @@ INPUT_ERRORS = {
     "E001": ("unreadable-input", "The file cannot be read as text: missing, a directory, binary, not UTF-8, or too large."),
     "E002": ("syntax-error", "The file is not valid YAML, JSON or Python, as its extension says it should be."),
     "E003": ("unexpected-structure", "The file parses but is not shaped like the input it claims to be (a list where a mapping belongs, ...)."),
-    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py or .json)."),
+    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py, .json or C++: .cpp, .cc, .asc, .h)."),
+    "E006": ("nothing-registered", "A C++ source named on the command line (.cpp, .cc, .asc) declares no OpDef (`class X : public OpDef`) and registers no op (no TORCH_LIBRARY block or wrapper of one); a header that registers nothing is read for its macros and declarations (I001)."),
     "E005": ("internal-error", "A rule crashed on this input: a bug in opkit. The other rules and files are still checked; please report it with the input."),
 }
 

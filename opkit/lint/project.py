@@ -17,6 +17,10 @@ class LintProject:
     python_files: list = field(default_factory=list)
     msopgen_files: list = field(default_factory=list)
     opdef_files: list = field(default_factory=list)
+    cpp_files: list = field(default_factory=list)  # C++ TORCH_LIBRARY registrations (.cpp, .cc, .asc, .h)
+    # the C++ functions kernels may name, by unqualified name (registering files, and headers beside them)
+    cpp_functions: dict = field(default_factory=dict)
+    launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
@@ -29,6 +33,6 @@ class LintProject:
 @shared_index
 def _all_schema_sites(project: LintProject) -> tuple[SchemaSite, ...]:
     sites = list(project.schema_sites)
-    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files):
+    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.cpp_files):
         sites.extend(source.schema_sites())
     return tuple(sites)

@@ -9,6 +9,8 @@ Scopes and the subject each rule receives:
   ``python``   a ``RegistrationFile`` (one Meta/fake registration module)
   ``msopgen``  an ``MsOpGenFile`` (one msOpGen prototype JSON)
   ``opdef``    an ``OpDefFile`` (one op_host C++ file with OpDefs)
+  ``cpp``      a ``CppSource`` (one C++ file with TORCH_LIBRARY registrations)
+  ``launch``   a ``KernelLaunchFile`` (host C++ launching kernels with ``<<<>>>``: ``.asc``, ``.cpp``)
   ``project``  the whole ``LintProject``: cross-file rules
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from opkit.lint.finding import Severity, Violation
 
-SCOPES = ("schema", "yaml", "python", "msopgen", "opdef", "project")
+SCOPES = ("schema", "yaml", "python", "msopgen", "opdef", "cpp", "launch", "project")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Rule:
 
 
 # The file an example is written as, by the rule's scope; a ``project`` example names its files.
-EXAMPLE_FILES = {"yaml": "op_plugin_functions.yaml", "python": "meta.py", "msopgen": "my_op.json", "opdef": "my_op.cpp"}
+EXAMPLE_FILES = {"yaml": "op_plugin_functions.yaml", "python": "meta.py", "msopgen": "my_op.json", "opdef": "my_op.cpp", "cpp": "my_ops.cpp", "launch": "my_op.asc"}
 
 
 def example_inputs(scope: str, example: str) -> tuple[dict[str, str], list[str]]:

@@ -46,6 +46,7 @@ class Project:
     meta_file: Path
     reference_file: Path | None
     sample_shape: tuple[int, ...] = SAMPLE_SHAPE  # the spec's: as many dims as an output size rule reads
+    cpp_meta: Any = None  # extension style: the .asc's own C++ Meta (cpp_meta.CppMeta), compiled when it can be
 
     @property
     def qualname(self) -> str:
@@ -74,6 +75,10 @@ def load_project(root: str | Path) -> Project:
         raise ProjectError(str(exc)) from None
     name, style, namespace = spec.name, spec.style, spec.namespace
     func, source = _yaml_func(root / YAML_FILE, name)
+    cpp_meta = None
+    if style == "extension":  # the library defines the op: the schema is its m.def's, in csrc/
+        func, source, namespace = _library_def(root, name, namespace)
+        cpp_meta = _cpp_meta(root / source.rsplit(":", 1)[0], name)
     text = func or spec.schema
     try:
         signature = parse_schema(text, spec.dialect)
@@ -82,8 +87,11 @@ def load_project(root: str | Path) -> Project:
             signature = parse_schema(text, Dialect.TORCH_LIBRARY)
         except SchemaError as exc:
             raise ProjectError(f"schema of {name!r} does not parse: {exc}") from None
-    meta_file = root / "meta" / f"{naming.meta_function_name(name)}.py"
-    if not meta_file.is_file():
+    meta_dir = root / (f"{name}_ext" if style == "extension" else "meta")
+    meta_file = meta_dir / f"{naming.meta_function_name(name)}.py"
+    if style == "extension" and not meta_file.is_file() and cpp_meta is None:
+        raise ProjectError(f"no Meta: expected {meta_file.relative_to(root)}, or a TORCH_LIBRARY_IMPL(..., Meta, m) in csrc/")
+    if style != "extension" and not meta_file.is_file():
         candidates = sorted(p for p in (root / "meta").glob("*.py") if p.is_file()) if (root / "meta").is_dir() else []  # never a FIFO: importing one blocks
         if len(candidates) != 1:
             raise ProjectError(f"no Meta file: expected {meta_file.relative_to(root)}")
@@ -91,8 +99,39 @@ def load_project(root: str | Path) -> Project:
     reference = root / REFERENCE_FILE
     return Project(
         root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
-        spec.sample_shape,
+        spec.sample_shape, cpp_meta,
     )
+
+
+def _cpp_meta(path: Path, name: str):
+    from opkit.formats.files import InputError, read_text
+    from opkit.verify.cpp_meta import find_cpp_meta
+
+    try:
+        return find_cpp_meta(path, read_text(str(path)), name)
+    except InputError:
+        return None
+
+
+def _library_def(root: Path, name: str, namespace: str) -> tuple[str, str, str]:
+    """The ``m.def`` schema of op ``name`` in the project's ``csrc/`` (what loading the built library registers),
+    where it is, and its namespace."""
+    from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
+    from opkit.formats.files import InputError, read_text
+
+    csrc = root / "csrc"
+    sources = sorted(p for p in csrc.iterdir() if p.suffix in (".asc", ".cpp") and p.is_file()) if csrc.is_dir() else []
+    for path in sources:
+        try:
+            registrations = read_cpp_registrations(str(path), read_text(str(path)))
+        except InputError as exc:
+            raise ProjectError(f"cannot read {path}: {exc.message}") from None
+        except CppReadError as exc:
+            raise ProjectError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+        for definition in registrations.defs:
+            if definition.qualname.split(".", 1)[0] == name:
+                return definition.schema, f"{path.relative_to(root)}:{definition.line}", definition.namespace or namespace
+    raise ProjectError(f"no m.def of {name!r} in {csrc.relative_to(root)}/*.asc: the library would not define the op")
 
 
 def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
@@ -269,6 +308,7 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
     regs = _Registrations()
     regs.qualnames.append(project.qualname)
     on_npu = npu_available()
+    stack = contextlib.ExitStack()
     try:
         ns = getattr(torch.ops, project.namespace)
         defined = hasattr(ns, project.name)
@@ -276,15 +316,19 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
             note = None if on_npu else emulate_npu_device()
             if note:
                 notes.append(note)
-        elif project.style == "op-plugin" and not defined:  # the library style's Meta file defines the op itself
+        elif project.style in ("op-plugin", "extension") and not defined:  # the library style's Meta file defines the op itself
             lib = torch.library.Library(project.namespace, "FRAGMENT")
             regs.libraries.append(lib)
             lib.define(str(project.signature).split("::", 1)[-1])
+            who = "torch_npu" if project.style == "op-plugin" else "the built library's TORCH_LIBRARY_FRAGMENT"
             notes.append(
-                f"schema defined from {project.schema_source} as torch_npu would: "
+                f"schema defined from {project.schema_source} as {who} would: "
                 f"Library({project.namespace!r}, 'FRAGMENT').define({str(project.signature)!r})"
             )
-        if not (defined and on_npu):
+        cpp_meta_loaded = False
+        if project.cpp_meta is not None and not (defined and on_npu):
+            cpp_meta_loaded = _register_cpp_meta(project, stack, notes)
+        if not (defined and on_npu) and not cpp_meta_loaded:
             try:
                 _import_file(project.meta_file, regs)
             except Exception as exc:
@@ -339,7 +383,29 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
         yield packet, notes, real_kernel
     finally:
         if not keep:
+            stack.close()
             regs.undo()
+
+
+def _register_cpp_meta(project: Project, stack: contextlib.ExitStack, notes: list[str]) -> bool:
+    """Compile the .asc's C++ Meta alone and register it (undone with ``stack``); False, with a note, where it
+    cannot be: the project's Python Meta is used instead."""
+    from opkit.verify.cpp_meta import CppMetaBuildError, build, registered_meta
+
+    meta = project.cpp_meta
+    where = f"{meta.function} ({meta.path.relative_to(project.root)}:{meta.line})"
+    fallback = f"the Python Meta {project.meta_file.relative_to(project.root)} is used" if project.meta_file.is_file() else "no Python Meta to use instead"
+    if meta.needs_torch_npu:
+        notes.append(f"C++ Meta {where} uses torch_npu, ACL or a kernel launch, so it cannot run on the CPU: {fallback}")
+        return False
+    try:
+        library = build(meta)
+    except CppMetaBuildError as exc:
+        notes.append(f"C++ Meta {where} does not compile alone against torch's headers ({exc}): {fallback}")
+        return False
+    stack.enter_context(registered_meta(library))
+    notes.append(f"Meta: the C++ function {where}, compiled on the CPU against torch's headers and run on fake tensors")
+    return True
 
 
 class _LoadFailure(Exception):

@@ -223,7 +223,7 @@ def test_a_kept_yaml_entry_is_canonical_json_text():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"style": 3}, "W: style: 3 is not one of ['op-plugin', 'custom-op', 'library']"),
+        ({"style": 3}, "W: style: 3 is not one of ['op-plugin', 'custom-op', 'library', 'extension']"),
         ({"outputs": {"out": {"size": "[x.a]"}}}, "W: outputs: --output 'out=size:[x.a]', column 11: 'x.a' is not ARG.N (a tensor's dim), ARG (an int argument) or an int >= 0 (write NAME=like:ARG[,size:[ARG.N, ARG, 8]|size:ARG][,dtype:DTYPE], e.g. rstd=size:[x.0, 1],dtype:float32)"),
         ({"vendor": "customize"}, "W: vendor: 'customize' should not be valid under {'const': 'customize'}"),
         ({"out_like": ""}, "--out-like: no input to size the outputs from; use one of: x"),
@@ -255,7 +255,7 @@ def test_spec_from_json_refuses_a_keyword_op_name():
 def test_validate_spec_refuses_an_unknown_style_of_a_spec_built_directly():
     with pytest.raises(SpecError) as err:
         validate_spec(OpSpec(name="my_op", schema="my_op(Tensor x) -> Tensor", style="weird", out_like="x", vendor="acme"))
-    assert str(err.value) == "unknown style 'weird': choose one of op-plugin, custom-op, library"
+    assert str(err.value) == "unknown style 'weird': choose one of op-plugin, custom-op, library, extension"
 
 
 def test_spec_from_json_names_opkit_json_by_default():
@@ -301,7 +301,7 @@ LIB = "; use --style library: opkit new my_op --style library --schema"
 REFUSALS = [
     (dict(name="bad name"), f"op name 'bad name' {IDENT}"),
     (dict(name=""), "op name is empty"),
-    (dict(name="my_op", style="weird"), "unknown style 'weird': choose one of op-plugin, custom-op, library"),
+    (dict(name="my_op", style="weird"), "unknown style 'weird': choose one of op-plugin, custom-op, library, extension"),
     (dict(name="my_op", schema="my_op(Tensor x) -> Tensor", inplace=True), "--inplace was given but the schema mutates no argument; annotate the written one Tensor(a!)"),
     (dict(name="my_op", schema="other(Tensor x) -> Tensor"), "the schema names the op 'other', but NAME is 'my_op'"),
     (

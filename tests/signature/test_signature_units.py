@@ -950,3 +950,35 @@ def test_an_unterminated_string_in_an_op_plugin_schema_ends_the_search_for_its_p
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert (e.column, e.message) == (9, "unterminated string literal")
+
+
+def test_torch_library_none_return_reads_as_no_returns():
+    """``-> None`` (TorchAir declares its ops so): torch registers one NoneType return, seen as None by callers."""
+    from opkit.signature import Dialect, SchemaError, parse_schema
+
+    sig = parse_schema("scope_exit(bool need_execute=False) -> None", Dialect.TORCH_LIBRARY)
+    assert sig.returns == () and str(sig) == "scope_exit(bool need_execute=False) -> ()"
+    with pytest.raises(SchemaError, match="TorchScript type 'None'"):
+        parse_schema("f(Tensor x) -> (Tensor, None)", Dialect.TORCH_LIBRARY)
+    with pytest.raises(SchemaError, match="unknown type 'None'"):
+        parse_schema("f(Tensor x) -> None", Dialect.OP_PLUGIN)
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        ("f(Tensor(a!) x, *, Tensor?z=None) -> ()", "f(Tensor(a!) x, *, Tensor? z=None) -> ()"),
+        ("f(int[]x, Tensor[]?y) -> Tensor", "f(int[] x, Tensor[]? y) -> Tensor"),
+        ("f(int[2]k=[1,2]) -> ()", "f(int[2] k=[1,2]) -> ()"),
+    ],
+)
+def test_torch_library_type_suffix_glued_to_the_name(text, printed):
+    """torch's lexer needs no blank between a type's last suffix and the name (TorchAir's tests write ``Tensor?z=None``)."""
+    import torch
+
+    from opkit.signature import Dialect, SchemaError, parse_schema
+
+    assert str(parse_schema(text, Dialect.TORCH_LIBRARY)) == printed
+    assert str(torch._C.parse_schema(text)).replace('"', "'").replace(", 2]", ",2]") == printed
+    with pytest.raises(SchemaError, match="illegal argument"):
+        parse_schema(text, Dialect.OP_PLUGIN)  # torchgen splits type and name at a blank

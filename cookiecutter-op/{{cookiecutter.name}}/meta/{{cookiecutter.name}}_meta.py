@@ -39,11 +39,18 @@ torch.empty_like({{ t }}{{ dtype }})
     return ({% for o in op.fresh_outputs %}{{ allocation(o) }}{% if not loop.last %}, {% endif %}{% endfor %})
 {%- endif %}
 {%- endmacro -%}
+{%- if op.style in ("op-plugin", "extension") -%}
 {%- if op.style == "op-plugin" -%}
 """Meta registration of torch.ops.{{ op.namespace }}.{{ op.signature.full_name }} (op-plugin style).
 
 In torch_npu this function belongs in op_plugin/python/meta/_meta_registrations.py; it must be
 registered before torch.compile runs. Its parameters are exactly the schema's, with its defaults:
+{%- else -%}
+"""Meta (fake) function of torch.ops.{{ op.namespace }}.{{ op.signature.full_name }}, defined in C++ by csrc/{{ op.name }}.asc.
+
+{{ op.launch.package }}/__init__.py imports this module right after loading the library, so the op has its
+Meta before torch.compile runs. Its parameters are exactly the schema's, with its defaults:
+{%- endif %}
 
     {{ op.signature.text }}
 """

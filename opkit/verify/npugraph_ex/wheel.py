@@ -51,7 +51,8 @@ from opkit import cachedir
 ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
 _PACKAGE = "torch_npu/dynamo/npugraph_ex/"
-_KEEP = (_PACKAGE, "torch_npu/version.py")
+_INCLUDE = "torch_npu/include/"  # torch_npu's C++ headers: `opkit check` compiles extension launchers against them
+_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE)
 _DOWNLOAD_TIMEOUT_S = 300
 # torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
 _WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
@@ -348,3 +349,18 @@ def _obtain(source: str | None = None, torch_version: str | None = None) -> Whee
 
 
 obtain = functools.lru_cache(maxsize=4)(_obtain)  # once per process and source (tests call obtain.cache_clear())
+
+
+def include_dir(source: str | None = None) -> Path:
+    """The wheel's ``torch_npu/include/`` (NPUStream.h, OpCommand.h, acl/), unpacked with its npugraph_ex package.
+
+    A tree an older opkit unpacked without the headers is unpacked again from its wheel file."""
+    wheel = obtain(source)
+    include = wheel.root / _INCLUDE
+    if not include.is_dir() and Path(wheel.source).is_file():
+        with _locked(wheel.root):
+            if not include.is_dir():
+                _unpack(Path(wheel.source), wheel.root)
+    if not include.is_dir():
+        raise WheelUnavailable(f"the torch-npu tree {wheel.root} ({wheel.source}) has no {_INCLUDE}; remove it and run again")
+    return include

@@ -56,7 +56,7 @@ class Index:
         for site in sites:
             sig = site.signature
             if sig.namespace or site.section is None:
-                namespace = sig.namespace
+                namespace = sig.namespace or site.namespace  # a C++ def's block gives it one
             else:
                 namespace = "npu" if (site.path, sig.name) in custom_names else "aten"
             self.schemas.append(Schema(site, sig, namespace))

@@ -1,0 +1,1 @@
+{% include "meta/{{cookiecutter.name}}_meta.py" %}

@@ -1,0 +1,500 @@
+"""Host C++ that launches Ascend C kernels with ``<<<blockDim, l2ctrl, stream>>>``, read into located records.
+
+What the launch-mode rules (``opkit lint``, family K) judge, read from the code's tokens (comments are
+gone, strings are single tokens), never from names: for each launch, the stream it is given and where
+that stream came from (an ``NPUStream`` object, ``.stream(false)``, or ``.stream(true)``/``.stream()``,
+which drain torch_npu's task queue first), whether it runs inside a lambda that
+``OpCommand::RunOpApi*`` puts on that queue, and the work queued between a draining stream and an
+unqueued launch; and, in functions that launch a kernel, host work that waits for the device (``.item()``,
+``.cpu()``, stream synchronisation, reading device memory on the host).
+
+Not a C++ front end: one function's statements are followed in text order, and a stream variable is
+traced through its last assignment before the launch (one variable deep).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opkit.formats.cpp_tokens import CppSyntaxError, Token, tokenize
+from opkit.formats.files import InputError
+from opkit.formats.noqa import NoqaMap
+
+# Where a launch's stream comes from (StreamOrigin.kind).
+NPU_STREAM = "npu_stream"  # the c10_npu::NPUStream object: <<<>>> drains the task queue before launching
+NO_DRAIN = "acl_no_drain"  # .stream(false): the ACL stream, the queue left as it is
+DRAINED = "acl_drained"  # .stream(true) or .stream(): the ACL stream, after the queue drained
+UNKNOWN = "unknown"  # a parameter, a member, a call opkit does not follow
+
+QUEUE_CALLS = frozenset({"RunOpApi", "RunOpApiV2", "RunOpApiV3"})  # OpCommand's: run a callable on the task queue
+# ATen functions that only allocate or describe: no work on the task queue.
+_NOT_QUEUED = frozenset(
+    """empty empty_like empty_strided empty_symint new_empty from_blob
+    IntArrayRef SymIntArrayRef TensorOptions TensorList ArrayRef OptionalIntArrayRef device dtype
+    scalarTypeToTypeMeta typeMetaToScalarType get_default_dtype globalContext""".split()
+)
+# Tensor methods that queue device work although their names do not end in '_'.
+_QUEUED_METHODS = frozenset({"clone", "contiguous", "to", "copy", "fill", "zero"})
+_CONTROL = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "static_assert", "new", "delete", "throw"})
+_SYNCHRONIZE = frozenset({"aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "npuSynchronizeDevice"})
+_DATA_POINTERS = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr"})
+
+
+class KernelLaunchReadError(ValueError):
+    def __init__(self, message: str, line: int, column: int):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Located:
+    line: int
+    column: int
+    text: str  # the code, as written (tokens joined)
+
+
+@dataclass(frozen=True)
+class StreamOrigin:
+    kind: str  # NPU_STREAM, NO_DRAIN, DRAINED, UNKNOWN
+    where: Located | None = None  # the expression that made it (None: the launch's own argument, or unknown)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One ``kernel<<<blockDim, l2ctrl, stream>>>(args)``."""
+
+    line: int
+    column: int
+    kernel: str
+    function: str  # the enclosing function's name ('' at file scope)
+    stream: str  # the stream argument as written ('' when none is given)
+    origin: StreamOrigin
+    queued: bool  # inside a lambda that OpCommand::RunOpApi* runs on the task queue
+    queued_work: tuple[Located, ...] = ()  # work queued after a draining stream was taken, before this launch
+    # offsets in the text: the kernel expression's first character, '<<<', and just after '>>>'
+    span: tuple[int, int, int] = (0, 0, 0)
+    config: str = ""  # between '<<<' and '>>>', as written
+
+
+@dataclass(frozen=True)
+class HostWait:
+    """Host work inside a launching function that waits for the device, which capture cannot record."""
+
+    line: int
+    column: int
+    kind: str  # item | cpu | synchronize | device_read
+    text: str
+    function: str
+
+
+@dataclass(frozen=True)
+class KernelLaunchFile:
+    path: str
+    launches: tuple[Launch, ...] = ()
+    host_waits: tuple[HostWait, ...] = ()
+    error: KernelLaunchReadError | None = None  # text the tokenizer cannot read
+    noqa: NoqaMap | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class _Body:
+    kind: str  # function | lambda | block
+    name: str
+    open: int  # token index of '{'
+    close: int  # token index of the matching '}'
+    start: int = 0  # lambdas: the token index of '['
+    signature: str = ""  # functions: the tokens from the declaration's start to '{' (return type, parameters)
+    parent: _Body | None = field(default=None, repr=False)
+
+    def contains(self, index: int) -> bool:
+        return self.open < index < self.close
+
+
+def has_launches(text: str) -> bool:
+    """Whether ``text`` may hold a ``<<<>>>`` launch (cheap: before tokenizing)."""
+    return "<<<" in text
+
+
+def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
+    try:
+        tokens = [t for t in tokenize(text) if t.kind != "directive"]
+    except CppSyntaxError as exc:
+        return KernelLaunchFile(path, error=KernelLaunchReadError(exc.message, exc.line, exc.column))
+    return _Reader(path, tokens).read()
+
+
+def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> KernelLaunchFile:
+    """`opkit lint`'s loader: the launches of a host C++ file (``.asc``, or a ``.cpp`` with ``<<<``), with its
+    ``// noqa`` comments; text the tokenizer cannot read is InputError E002 at its place."""
+    read = read_kernel_launches(path, text)
+    if read.error is not None:
+        raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
+    return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
+
+
+def _join(tokens: list[Token]) -> str:
+    out = ""
+    for prev, tok in zip([None, *tokens], tokens):
+        if prev is not None and (prev.kind in ("ident", "number") and tok.kind in ("ident", "number")):
+            out += " "
+        out += tok.text
+    return out
+
+
+class _Reader:
+    def __init__(self, path: str, tokens: list[Token]):
+        self.path = path
+        self.t = tokens
+        self.match = self._matching()
+        self.bodies = self._bodies()
+
+    # -- structure ---------------------------------------------------------------------------
+    def _matching(self) -> dict[int, int]:
+        pairs = {")": "(", "]": "[", "}": "{"}
+        stack: list[int] = []
+        match: dict[int, int] = {}
+        for i, tok in enumerate(self.t):
+            if tok.kind != "punct":
+                continue
+            if tok.text in "([{":
+                stack.append(i)
+            elif tok.text in pairs:
+                while stack and self.t[stack[-1]].text != pairs[tok.text]:
+                    stack.pop()  # an unbalanced bracket (inside a macro): skip it
+                if stack:
+                    j = stack.pop()
+                    match[i], match[j] = j, i
+        return match
+
+    def _text(self, i: int) -> str:
+        return self.t[i].text if 0 <= i < len(self.t) else ""
+
+    def _bodies(self) -> list[_Body]:
+        bodies: list[_Body] = []
+        open_stack: list[_Body] = []
+        for i, tok in enumerate(self.t):
+            if tok.kind != "punct":
+                continue
+            while open_stack and open_stack[-1].close < i:
+                open_stack.pop()
+            if tok.text != "{" or i not in self.match:
+                continue
+            body = self._classify(i)
+            body.parent = open_stack[-1] if open_stack else None
+            bodies.append(body)
+            open_stack.append(body)
+        return bodies
+
+    def _classify(self, brace: int) -> _Body:
+        close = self.match[brace]
+        j = brace - 1
+        steps = 0
+        while j >= 0 and self._text(j) not in (")", "]", ";", "{", "}") and steps < 24:
+            j -= 1
+            steps += 1
+        if self._text(j) == "]" and j in self.match:
+            return _Body("lambda", "", brace, close, self.match[j])
+        if self._text(j) == ")" and j in self.match:
+            opening = self.match[j]
+            before = opening - 1
+            if self._text(before) == "]" and before in self.match:
+                return _Body("lambda", "", brace, close, self.match[before])
+            tok = self.t[before] if before >= 0 else None
+            if tok is not None and tok.kind == "ident" and tok.text not in _CONTROL:
+                k = before
+                while k > 0 and self._text(k - 1) not in (";", "{", "}"):
+                    k -= 1
+                return _Body("function", tok.text, brace, close, signature=_join(self.t[k:brace]))
+        return _Body("block", "", brace, close)
+
+    def _innermost(self, index: int, kinds: tuple[str, ...]) -> _Body | None:
+        found = None
+        for body in self.bodies:
+            if body.kind in kinds and body.contains(index) and (found is None or body.open > found.open):
+                found = body
+        return found
+
+    def _enclosing_lambdas(self, index: int, function: _Body | None) -> list[_Body]:
+        """The lambdas around token ``index``, innermost first, inside ``function`` (a launch in a lambda that a
+        queued lambda calls, such as AT_DISPATCH_CASE's, is queued with it)."""
+        low = function.open if function is not None else -1
+        return sorted((b for b in self.bodies if b.kind == "lambda" and b.contains(index) and b.open > low), key=lambda b: -b.open)
+
+    def _function_of(self, index: int) -> _Body | None:
+        return self._innermost(index, ("function",))
+
+    # -- launches ----------------------------------------------------------------------------
+    def _launch_sites(self) -> list[tuple[int, int]]:
+        """(index of '<<', index of the first '>' of '>>>') of each launch (cpp_tokens splits '<<<' as '<<' '<', '>>>' as '>' '>' '>')."""
+        sites = []
+        t = self.t
+        for i in range(len(t) - 1):
+            if t[i].text == "<<" and t[i + 1].text == "<" and t[i + 1].offset == t[i].offset + 2:
+                depth = 0
+                for k in range(i + 2, len(t) - 1):
+                    if t[k].text in "([{":
+                        depth += 1
+                    elif t[k].text in ")]}":
+                        depth -= 1
+                    elif depth == 0 and self._closes_launch(k):
+                        sites.append((i, k))
+                        break
+                    if depth < 0 or t[k].text == ";":
+                        break
+        return sites
+
+    def _closes_launch(self, k: int) -> bool:
+        t = self.t
+        return k + 2 < len(t) and all(x.text == ">" for x in t[k : k + 3]) and t[k + 2].offset == t[k].offset + 2
+
+    def _callee_start(self, i: int) -> int:
+        """The first token of the kernel expression before '<<<' (``ns::kernel<T>``)."""
+        j = i - 1
+        if self._text(j) in (">", ">>"):
+            depth = 0
+            while j >= 0:
+                text = self._text(j)
+                depth += {">": 1, ">>": 2, "<": -1, "<<": -2}.get(text, 0)
+                if depth <= 0:
+                    break
+                j -= 1
+            j -= 1
+        while j >= 0 and self.t[j].kind == "ident":
+            if self._text(j - 1) == "::" and self.t[j - 2].kind == "ident":
+                j -= 2
+            else:
+                break
+        return j
+
+    def _config(self, start: int, end: int) -> list[list[Token]]:
+        """The launch configuration's arguments: tokens between '<<<' and '>>>' split at top-level commas."""
+        args: list[list[Token]] = [[]]
+        depth = 0
+        for tok in self.t[start:end]:
+            if tok.text in "([{":
+                depth += 1
+            elif tok.text in ")]}":
+                depth -= 1
+            if depth == 0 and tok.text == ",":
+                args.append([])
+            else:
+                args[-1].append(tok)
+        return args
+
+    def _located(self, tokens: list[Token]) -> Located:
+        return Located(tokens[0].line, tokens[0].column, _join(tokens))
+
+    def _assignment(self, name: str, before: int, scope: _Body | None) -> list[Token] | None:
+        """The expression last assigned to variable ``name`` before token ``before`` in ``scope``."""
+        low = scope.open if scope is not None else -1
+        for j in range(before - 1, low, -1):
+            tok = self.t[j]
+            if tok.kind == "ident" and tok.text == name and self._text(j + 1) in ("=", "{", "(") and self._is_declaration_or_assignment(j):
+                opener = self._text(j + 1)
+                if opener == "=":
+                    end = j + 2
+                    while end < len(self.t) and self._text(end) not in (";", ","):
+                        end = self.match.get(end, end) + 1 if self._text(end) in "([{" else end + 1
+                    return self.t[j + 2 : end]
+                close = self.match.get(j + 1)
+                if close is not None:
+                    return self.t[j + 2 : close]
+        return None
+
+    def _is_declaration_or_assignment(self, j: int) -> bool:
+        prev = self.t[j - 1] if j > 0 else None
+        if prev is None:
+            return True
+        if self._text(j + 1) == "=":
+            return prev.text not in (".", "->", "::")  # x = ..., auto x = ..., but not obj.x = ...
+        return prev.kind == "ident" or prev.text in (">", "&", "*")  # Type x(...), Type x{...}
+
+    def _origin(self, expr: list[Token], at: int, scope: _Body | None, depth: int = 0) -> StreamOrigin:
+        texts = [t.text for t in expr]
+        where = self._located(expr) if expr else None
+        if "stream" in texts:
+            k = len(texts) - 1 - texts[::-1].index("stream")
+            if k > 0 and texts[k - 1] in (".", "->") and k + 1 < len(texts) and texts[k + 1] == "(":
+                inner = [t for t in texts[k + 2 :] if t != ")"]
+                base = expr[: k - 1]
+                base_origin = self._origin(base, at, scope, depth + 1) if base else StreamOrigin(UNKNOWN)
+                if base_origin.kind != NPU_STREAM:
+                    return StreamOrigin(UNKNOWN, where)
+                if inner[:1] == ["false"]:
+                    return StreamOrigin(NO_DRAIN, where)
+                if not inner or inner[:1] == ["true"]:
+                    return StreamOrigin(DRAINED, where)
+                return StreamOrigin(UNKNOWN, where)
+        if any(t in ("getCurrentNPUStream", "getStreamFromPool", "getDefaultNPUStream") for t in texts):
+            return StreamOrigin(NPU_STREAM, where)
+        if len(expr) == 1 and expr[0].kind == "ident" and depth < 3:
+            assigned = self._assignment(expr[0].text, at, scope)
+            if assigned:
+                return self._origin(assigned, at, scope, depth + 1)
+            if self._declared_as_npu_stream(expr[0].text, at, scope):
+                return StreamOrigin(NPU_STREAM, where)
+        return StreamOrigin(UNKNOWN, where)
+
+    def _declared_as_npu_stream(self, name: str, before: int, scope: _Body | None) -> bool:
+        low = scope.open if scope is not None else -1
+        for j in range(before - 1, low, -1):
+            if self.t[j].text == name and self._text(j - 1) in ("NPUStream", "&") and "NPUStream" in (self._text(j - 1), self._text(j - 2), self._text(j - 3)):
+                return True
+        return False
+
+    def _queued_lambda(self, lam: _Body, function: _Body | None) -> bool:
+        """Whether lambda ``lam`` is handed to OpCommand::RunOpApi* (inline, or through the variable it initialises)."""
+        start = lam.start
+        # inline: RunOpApiV2("name", [=]() { ... })
+        for j in range(start - 1, max(start - 64, -1), -1):
+            if self._text(j) == "(" and self.match.get(j, -1) > lam.close:
+                return self._text(j - 1) in QUEUE_CALLS
+        # through a variable: auto launch = [=]() { ... }; RunOpApiV2("name", launch);
+        if self._text(start - 1) == "=" and start >= 2 and self.t[start - 2].kind == "ident":
+            variable = self.t[start - 2].text
+            end = function.close if function is not None else len(self.t)
+            for j in range(lam.close + 1, end):
+                if self.t[j].kind == "ident" and self.t[j].text in QUEUE_CALLS and self._text(j + 1) == "(":
+                    close = self.match.get(j + 1, j + 1)
+                    if any(t.kind == "ident" and t.text == variable for t in self.t[j + 2 : close]):
+                        return True
+        return False
+
+    def _queued_work(self, after: int, before: int, function: _Body | None) -> tuple[Located, ...]:
+        """Calls between tokens ``after`` and ``before`` (outside lambdas) that put device work on the task queue."""
+        found = []
+        lambdas = [b for b in self.bodies if b.kind == "lambda"]
+        j = after
+        while j < before:
+            inside = next((lam for lam in lambdas if lam.start <= j <= lam.close), None)
+            if inside is not None:
+                j = inside.close + 1
+                continue
+            tok = self.t[j]
+            if tok.kind == "ident" and self._text(j + 1) == "(" and self._is_queued_call(j):
+                close = self.match.get(j + 1, j + 1)
+                first = j - 2 if self._text(j - 1) == "::" else j
+                found.append(self._located(self.t[first : close + 1]))
+                j = close + 1
+                continue
+            j += 1
+        return tuple(found)
+
+    def _is_queued_call(self, j: int) -> bool:
+        name = self.t[j].text
+        prev = self._text(j - 1)
+        if prev == "::" and self._text(j - 2) in ("at", "torch"):
+            return name[:1].islower() and name not in _NOT_QUEUED
+        if prev in (".", "->"):
+            return name in _QUEUED_METHODS or (name.endswith("_") and not name.startswith("_"))
+        return False
+
+    def read(self) -> KernelLaunchFile:
+        launches = []
+        launching_functions: set[int] = set()
+        for lt, gt in self._launch_sites():
+            start = self._callee_start(lt)
+            kernel = _join(self.t[start:lt])
+            function = self._function_of(lt)
+            if function is not None:
+                launching_functions.add(function.open)
+            queued = any(self._queued_lambda(lam, function) for lam in self._enclosing_lambdas(lt, function))
+            config = self._config(lt + 2, gt)
+            stream_tokens = config[2] if len(config) >= 3 else []
+            origin = self._origin(stream_tokens, lt, function) if stream_tokens else StreamOrigin(UNKNOWN)
+            work: tuple[Located, ...] = ()
+            if origin.kind == DRAINED and not queued and origin.where is not None:
+                taken = self._index_of(origin.where)
+                if taken is not None:
+                    work = self._queued_work(taken, start, function)
+            span = (self.t[start].offset, self.t[lt].offset, self.t[gt + 2].offset + 1)
+            launches.append(
+                Launch(
+                    self.t[start].line, self.t[start].column, kernel, function.name if function else "", _join(stream_tokens), origin, queued, work,
+                    span, ", ".join(_join(arg) for arg in config),
+                )
+            )  # fmt: skip
+        waits = []
+        for body in self.bodies:
+            # a PyTorch op's host function (it takes or returns tensors) is what a graph captures; a test
+            # program's main() may wait for the device as it likes
+            if body.kind == "function" and body.open in launching_functions and "Tensor" in body.signature:
+                waits += self._host_waits(body)
+        return KernelLaunchFile(self.path, tuple(launches), tuple(sorted(waits, key=lambda w: (w.line, w.column))))
+
+    def _index_of(self, where: Located) -> int | None:
+        return next((i for i, t in enumerate(self.t) if t.line == where.line and t.column == where.column), None)
+
+    # -- host waits --------------------------------------------------------------------------
+    def _host_waits(self, function: _Body) -> list[HostWait]:
+        waits = []
+        t = self.t
+        for j in range(function.open + 1, function.close):
+            tok = t[j]
+            if tok.kind != "ident":
+                continue
+            prev, nxt = self._text(j - 1), self._text(j + 1)
+            kind = None
+            end = j
+            if prev in (".", "->") and tok.text == "item" and nxt in ("(", "<"):
+                kind = "item"
+            elif prev in (".", "->") and tok.text == "cpu" and nxt == "(":
+                kind = "cpu"
+            elif prev in (".", "->") and tok.text == "to" and nxt == "(":
+                args = t[j + 2 : self.match.get(j + 1, j + 1)]
+                if any(a.text in ("kCPU", "CPU") or (a.kind == "string" and a.value == "cpu") for a in args):
+                    kind = "cpu"
+            elif tok.text in _SYNCHRONIZE and nxt == "(":
+                kind = "synchronize"
+            elif prev in (".", "->") and tok.text == "synchronize" and nxt == "(":
+                kind = "synchronize"
+            elif tok.text in ("aclrtMemcpy", "aclrtMemcpyAsync") and nxt == "(":
+                args = t[j + 2 : self.match.get(j + 1, j + 1)]
+                if any(a.text == "ACL_MEMCPY_DEVICE_TO_HOST" for a in args):
+                    kind = "device_read"
+            elif tok.text in _DATA_POINTERS and prev in (".", "->"):
+                kind, end = self._dereferenced_pointer(j)
+            if kind is None:
+                continue
+            call = self._call_open(j)
+            close = self.match.get(call, j) if call is not None else j
+            first = self._expression_start(j)
+            waits.append(HostWait(t[first].line, t[first].column, kind, _join(t[first : max(close, end) + 1]), function.name))
+        return waits
+
+    def _call_open(self, j: int) -> int | None:
+        """The '(' calling the name at token ``j``, past template arguments (``item<float>()``)."""
+        k = j + 1
+        if self._text(k) == "<":
+            while k < len(self.t) and self._text(k) not in (">", ";", "{"):
+                k += 1
+            k += 1
+        return k if self._text(k) == "(" and k in self.match else None
+
+    def _dereferenced_pointer(self, j: int) -> tuple[str | None, int]:
+        """``x.data_ptr<float>()[0]`` or ``*x.data_ptr<float>()``: a host read of the tensor's device memory."""
+        k = self._call_open(j)
+        if k is None:
+            return None, j
+        close = self.match[k]
+        if self._text(close + 1) == "[":
+            return "device_read", self.match.get(close + 1, close + 1)
+        first = self._expression_start(j)
+        if self._text(first - 1) == "*" and (first - 2 < 0 or self._text(first - 2) in ("=", "(", ",", "return", ";", "{", "+", "-", "*", "/", "<", ">", "==", "!=")):
+            return "device_read", close
+        return None, j
+
+    def _expression_start(self, j: int) -> int:
+        """The first token of ``obj.member`` chains ending at token ``j`` (``x.data_ptr``, ``at::foo``)."""
+        k = j
+        while k >= 2 and self._text(k - 1) in (".", "->", "::") and self.t[k - 2].kind in ("ident",) or (k >= 2 and self._text(k - 1) in (".", "->") and self._text(k - 2) in (")", "]")):
+            if self._text(k - 2) in (")", "]"):
+                opening = self.match.get(k - 2)
+                if opening is None:
+                    break
+                k = opening - 1 if opening > 0 and self.t[opening - 1].kind == "ident" else opening
+            else:
+                k -= 2
+        return k
