@@ -77,6 +77,8 @@ def derived_schema(source: SourceOp, name: str) -> str:
         if type_ is None:
             raise AdoptError(f"attr '{a.name}' of type {a.type} has no PyTorch schema type", path=source.path, line=a.line)
         default = None
+        if a.unread_default:
+            raise AdoptError(f"attr '{a.name}': its default {a.unread_default} is known only when the code runs; give the op's schema with --schema", path=source.path, line=a.line)
         if a.optional:
             default = "None" if a.default is None else schema_default(a.default)  # no value: `int? k=None`
             if default == "None":
@@ -180,6 +182,10 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
                 raise AdoptError(f"'{t.name}' lists {t.declared[0]} DataType columns where the op has {n} (column i of every descriptor is one combination)", path=source.path, line=t.line)
         _output_notes(source, schema, options, notes)
         _columns(source, options, notes)
+        for config in source.soc_configs:
+            declared = ", ".join(f"'{t.name}'" for t in (*config.inputs, *config.outputs))
+            given = f" (given to {', '.join(config.socs)})" if config.socs else ""
+            notes.append(f"OpAICoreConfig {config.name}{given} declares {declared} again for its SoCs: not carried over, the op's own columns are used")
         if "soc" not in options:
             socs = [s for s in (_soc_version(f) for f in source.socs) if s]
             if socs:

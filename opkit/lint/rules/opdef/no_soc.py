@@ -21,8 +21,9 @@ def no_soc(file: OpDefFile) -> Iterator[Violation]:
 
     msOpGen writes one ``AddConfig`` per SoC family of ``-c ai_core-<soc>``; without one the package
     holds no kernel for any chip and the op is not found at run time. An AI CPU op (``this->AICPU()``)
-    needs none.
+    needs none, and a constructor that calls a helper of its own (``SetAscendConfig(config, "ascend950")``)
+    may add them there, where opkit does not follow.
     """
     for op in file.ops:
-        if not op.socs and not op.aicpu:
+        if not op.socs and not op.aicpu and not op.helpers:
             yield Violation(f"{op.op_type}: no AICore().AddConfig(...): the op is built for no SoC", line=op.line, op=op.op_type)
