@@ -43,6 +43,7 @@ class _Call:
     args: str  # the raw text between the parentheses ("" when called with none)
     line: int
     at: int = 0  # offset of the arguments in the file: the named constants in scope are those before it
+    end: int = 0  # offset of the closing parenthesis
 
 
 _SEGMENT = re.compile(r"\s*(?:\.|->)?\s*([A-Za-z_][A-Za-z0-9_:]*)\s*")
@@ -59,7 +60,7 @@ def _chain(cpp: CppText, start: int, end: int) -> tuple[str, list[_Call]] | None
         name, i = m[1], m.end()
         if i < end and code[i] == "(":
             close = cpp.closing(i)
-            calls.append(_Call(name, code[i + 1 : close].strip(), cpp.line_of(m.start(1)), i + 1))
+            calls.append(_Call(name, code[i + 1 : close].strip(), cpp.line_of(m.start(1)), i + 1, close))
             i = close + 1
         elif receiver is None and not calls:
             receiver = name
@@ -141,6 +142,11 @@ def _split_top(text: str) -> list[str]:
 
 
 _CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
+_CONFIG_DECLARATION = re.compile(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", re.S)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)")
+_LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
+_CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
 # Declarations inside the constructor that the file's constants (``CppConstants``) read: lists and scalars.
 _LOCAL_DECLARATION = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector\s*<\s*(?:ge::)?(?:DataType|Format)\s*>|[\w:]+)\s+[A-Za-z_]\w*\s*(?:=|\{|\(|$)")
 
@@ -205,7 +211,7 @@ class _OpDefSource:
             raise AdoptError(f"OpDef {op_type} has no constructor `{op_type}(const char* name) : OpDef(name) {{...}}`", path=path, line=class_line)
         body_start = ctor.end() - 1
         body_end = cpp.closing(body_start)
-        reader = _OpDefReader(path, cpp, self.constants)
+        reader = _OpDefReader(path, cpp, self)
         for start, end in cpp.statements(body_start + 1, body_end):
             reader.statement(start, end)
         schema, schema_line = self.schema_comment
@@ -232,10 +238,11 @@ def _schema_comment(text: str) -> tuple[str, int]:
 class _OpDefReader:
     """The constructor's statements, one at a time; the declarations in the order written."""
 
-    def __init__(self, path: str, cpp: CppText, constants: CppConstants):
+    def __init__(self, path: str, cpp: CppText, source: _OpDefSource):
         self.path = path
         self.cpp = cpp
-        self.constants = constants
+        self.source = source  # its named constants are collected when a call first names one
+        self._columns: dict[int, dict] = {}  # descriptors' id → their columns, once all are read
         self.descriptors: dict[tuple[str, str], dict] = {}
         self.attrs: list[SourceAttr] = []
         self.socs: list[str] = []
@@ -247,11 +254,11 @@ class _OpDefReader:
 
     def statement(self, start: int, end: int) -> None:
         statement, line = self.cpp.code[start:end], self.cpp.line_of(start)
-        declared = re.fullmatch(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", statement, re.S)
+        declared = _CONFIG_DECLARATION.fullmatch(statement)
         if declared:
             self.configs.setdefault(declared[1], {})
             return
-        if _LOCAL_DECLARATION.match(statement) and (re.match(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?vector\b", statement) or re.match(r"(?:static\s+)?(?:constexpr|const)\b", statement)):
+        if _LOCAL_DECLARATION.match(statement) and _CONSTANT_OR_LIST.match(statement):
             return  # a dtype/format list or a named constant: read with the file's others (CppConstants)
         chain = _chain(self.cpp, start, end)
         if chain is not None and chain[1] and chain[0] == "" and len(chain[1]) == 1:
@@ -346,17 +353,23 @@ class _OpDefReader:
     def _list(self, call: _Call) -> list[str] | None:
         """The items of a DataType/Format list argument as written: braced, a named list (or one inside the
         braces), a copy of one. None, the call listed as skipped, when only running the code would tell."""
-        text = call.args.strip()
-        copied = re.fullmatch(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)", text)
-        text = copied[1] if copied else re.sub(r"^(?:std::)?vector\s*<[^>]*>\s*", "", text)
+        cpp, code = self.cpp, self.cpp.code
+        start, end = cpp.trimmed(call.at, call.end)
+        if start < end and code[start] == "{" and cpp.closing(start) == end - 1:  # the common case: a braced list
+            items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
+            if not any(_WORD.fullmatch(item) for item in items):
+                return items
+        text = call.args
+        copied = _COPIED_LIST.fullmatch(text)
+        text = copied[1] if copied else _LIST_TYPE.sub("", text)
         if text.startswith("(") and text.endswith(")"):
             text = text[1:-1].strip()
         try:
-            if re.fullmatch(r"[A-Za-z_]\w*", text) and self.constants.is_list(text, call.at):
-                return self.constants.items(text, call.at)
+            if _WORD.fullmatch(text) and self.source.constants.is_list(text, call.at):
+                return self.source.constants.items(text, call.at)
             if text.startswith("{") and text.endswith("}"):
-                return self.constants.expand(_split_top(text[1:-1]), call.at)
-            if re.fullmatch(r"[A-Za-z_]\w*", text):
+                return self.source.constants.expand(_split_top(text[1:-1]), call.at)
+            if _WORD.fullmatch(text):
                 raise Unreadable(f"{text!r} is not a list declared in the file")
             raise Unreadable(f"a list only known when the code runs ({text[:60]!r})")
         except Unreadable as exc:
@@ -375,7 +388,7 @@ class _OpDefReader:
                 attr_type = _ATTR_TYPES[call.name]
                 if call.args:
                     try:
-                        value = _literal(call.args, attr_type, self.path, call.line, self.constants, call.at)
+                        value = _literal(call.args, attr_type, self.path, call.line, self.source.constants, call.at)
                     except Unreadable as exc:
                         unread = call.args
                         self.skipped.append(Skipped(call.line, f"the value of attr '{name}' ({call.args}) is not read: {exc.reason}"))
@@ -395,7 +408,10 @@ class _OpDefReader:
     def tensors(self, kind: str, descriptors: dict[tuple[str, str], dict] | None = None) -> tuple[SourceTensor, ...]:
         descriptors = self.descriptors if descriptors is None else descriptors
         found = [d for (k, _), d in descriptors.items() if k == kind]
-        columns = _expand_columns([d for d in descriptors.values()])
+        key = id(descriptors)
+        if key not in self._columns:
+            self._columns[key] = _expand_columns(list(descriptors.values()))
+        columns = self._columns[key]
         out = []
         for d in found:
             dtypes, formats = columns[id(d)]
