@@ -22,6 +22,7 @@ _CLOSERS = {v: k for k, v in _OPENERS.items()}
 # What the lexer stops at (everything between is copied as it is), then the structure it marks.
 _COMMENT_OR_LITERAL = re.compile(r"//|/\*|[\"']")
 _STRUCTURE = re.compile(r"[()\[\]{};,]")
+_BLOCK_KEYWORD = re.compile(r"(?:^|[^\w])(?:else|do|try)$")
 _STRING_REST = re.compile(r'(?:[^"\\\n]|\\[\s\S])*"')
 _CHAR_REST = re.compile(r"(?:[^'\\\n]|\\[\s\S])*'")
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
@@ -121,6 +122,9 @@ class CppText:
                 if close >= end:
                     raise self.error(f"{c!r} is never closed", at)
                 k = bisect.bisect_right(marks, close, k)
+                if c == "{" and separator == ";" and self._opens_block(piece_start, at):
+                    pieces.append(self.trimmed(piece_start, close + 1))  # if (...) {...}: a statement of its own
+                    piece_start = close + 1
                 continue
             if c in _CLOSERS:
                 raise self.error(f"unbalanced {c!r}", at)
@@ -130,6 +134,12 @@ class CppText:
             k += 1
         pieces.append(self.trimmed(piece_start, end))
         return [p for p in pieces if p[0] < p[1]]
+
+    def _opens_block(self, start: int, brace: int) -> bool:
+        """Whether the ``{`` at ``brace`` opens a compound statement (``for (...) {``, ``else {``, a bare
+        block), which ends its statement, rather than an initializer or a lambda's body."""
+        before = self.code[start:brace].rstrip()
+        return not before or before.endswith(")") or _BLOCK_KEYWORD.search(before) is not None
 
     def trimmed(self, start: int, end: int) -> tuple[int, int]:
         """(start, end) moved inwards past blanks (spaces, newlines, blanked comments)."""

@@ -33,7 +33,8 @@ _NO_SCHEMA_MEANING = frozenset(
     """SetInferShape SetInferDataType SetInferShapeRange SetTiling SetCheckSupport SetOpSelectFormat
     SetGenBuildOptions AutoContiguous IgnoreContiguous DynamicCompileStaticFlag DynamicFormatFlag
     DynamicRankSupportFlag DynamicShapeSupportFlag NeedCheckSupportFlag PrecisionReduceFlag ExtendCfgInfo
-    Comment OutputShapeDependOnCompute InitValue""".split()
+    Comment OutputShapeDependOnCompute InitValue Version DataTypeForBinQuery FormatForBinQuery OpKernelLib KernelSo
+    UserDefined""".split()
 )
 
 
@@ -148,7 +149,7 @@ _COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin
 _LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
 _CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
 # Declarations inside the constructor that the file's constants (``CppConstants``) read: lists and scalars.
-_LOCAL_DECLARATION = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector\s*<\s*(?:ge::)?(?:DataType|Format)\s*>|[\w:]+)\s+[A-Za-z_]\w*\s*(?:=|\{|\(|$)")
+_LOCAL_DECLARATION = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:(?:vector|initializer_list)\s*<\s*(?:ge::)?(?:DataType|Format)\s*>|[\w:]+)\s+[A-Za-z_]\w*\s*(?:=|\{|\(|$)")
 
 
 def read_opdef(path: str, text: str, op: str | None = None) -> SourceOp:
