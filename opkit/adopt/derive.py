@@ -85,10 +85,12 @@ def derived_schema(source: SourceOp, name: str) -> str:
                 type_ = replace(type_, optional=True)
         arguments.append(Argument(a.name, type_, default))
     # An optional input takes ``=None`` when every argument after it has a default (so the schema stays valid).
+    defaults_after = True  # every argument after i has a default (kept as the loop walks back: linear)
     for i in reversed(range(len(arguments))):
         a = arguments[i]
-        if a.type.optional and a.default is None and a.type.base in ("Tensor", "Scalar") and all(b.default is not None for b in arguments[i + 1 :]):
-            arguments[i] = replace(a, default="None")
+        if a.type.optional and a.default is None and a.type.base in ("Tensor", "Scalar") and defaults_after:
+            arguments[i] = a = replace(a, default="None")
+        defaults_after = defaults_after and a.default is not None
     # Positional defaults must trail: from the first default on, arguments are keyword-only if a required one follows.
     first_default = next((i for i, a in enumerate(arguments) if a.default is not None), len(arguments))
     if any(a.default is None for a in arguments[first_default:]):
