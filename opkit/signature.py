@@ -355,7 +355,11 @@ class OpSignature:
         return tuple(a for a in self.arguments if (a.kwarg_only and a.default is not None) or any(a is t for t in trailing))
 
     def is_omittable(self, argument: Argument) -> bool:
-        return any(argument is a for a in self.omittable_arguments)
+        return id(argument) in self._omittable_ids
+
+    @functools.cached_property
+    def _omittable_ids(self) -> frozenset[int]:  # is_omittable in constant time: sample calls ask per argument
+        return frozenset(map(id, self.omittable_arguments))
 
     @functools.cached_property
     def out_arguments(self) -> tuple[Argument, ...]:
