@@ -179,6 +179,11 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
         options["op_type"] = op_type
     if source.has_descriptors:
         for t in (*source.inputs, *source.outputs):
+            if t.param_type not in msopgen.TENSOR_PARAM_TYPES:
+                raise AdoptError(f"'{t.name}' is ParamType {t.param_type.upper()}, which no PyTorch argument is", path=source.path, line=t.line)
+            unwritable = [d for d in t.dtypes if d and d not in msopgen.DTYPES]
+            if unwritable:
+                raise AdoptError(f"'{t.name}' lists ge::DT_{unwritable[0].upper()}, which msOpGen 26.0.0 cannot write: give the op's columns with --dtypes", path=source.path, line=t.line)
             if not all(t.dtypes):
                 n = len(t.dtypes)
                 raise AdoptError(f"'{t.name}' lists {t.declared[0]} DataType columns where the op has {n} (column i of every descriptor is one combination)", path=source.path, line=t.line)

@@ -45,6 +45,8 @@ _SCALAR_DECL = re.compile(
     r"\b(?:constexpr|const)\s+(?:(?:static|inline|constexpr|const|unsigned|signed|long)\s+)*(?:std::)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(=|\{)"
 )
 _LIST_DECL = re.compile(r"\b(?:std::)?(?:vector|initializer_list)\s*<\s*(?:ge::)?(DataType|Format)\s*>\s+([A-Za-z_]\w*)\s*(=)?\s*")
+# auto NAME = std::vector<ge::Format>(n, ge::FORMAT_ND);  (group 1: the name, 2: the element type)
+_AUTO_LIST_DECL = re.compile(r"\bauto\s+([A-Za-z_]\w*)\s*=\s*(?:std::)?vector\s*<\s*(?:ge::)?(DataType|Format)\s*>\s*(?=[({])")
 # An object-like macro, its body continued over lines by backslashes.
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]|\\\n)+((?:[^\n\\]|\\[^\n]|\\\n)*)$", re.M)
 _TOKEN = re.compile(
@@ -92,9 +94,13 @@ class CppConstants:
             else:
                 self._add(m[1], _Declaration(m.start(1), "define", "", m.start(2), m.end(2)))
         for m in _LIST_DECL.finditer(code):
-            declaration = self._list_declaration(m)
+            declaration = self._list_declaration(m.start(2), m[1], m.end(), bool(m[3]))
             if declaration is not None:
                 self._add(m[2], declaration)
+        for m in _AUTO_LIST_DECL.finditer(code):
+            declaration = self._list_declaration(m.start(1), m[2], m.end(), False)
+            if declaration is not None:
+                self._add(m[1], declaration)
         for found in self._declarations.values():
             found.sort(key=lambda d: d.at)
 
@@ -111,27 +117,28 @@ class CppConstants:
         end = self.cpp.code.find(";", start)
         return None if end < 0 else end
 
-    def _list_declaration(self, m: re.Match) -> _Declaration | None:
-        code, at, element = self.cpp.code, m.end(), m[1]
+    def _list_declaration(self, name_at: int, element: str, at: int, assigned: bool) -> _Declaration | None:
+        """The list declared at ``name_at`` whose initializer starts at ``at`` (after its ``=`` when ``assigned``)."""
+        code = self.cpp.code
         if at >= len(code):
             return None
         if code[at] == "{":
             end = self._closing_or_none(at)
-            return None if end is None else _Declaration(m.start(2), "list", element, at + 1, end, "braced")
-        if code[at] == "(" and not m[3]:
+            return None if end is None else _Declaration(name_at, "list", element, at + 1, end, "braced")
+        if code[at] == "(" and not assigned:
             end = self._closing_or_none(at)
             if end is None:
                 return None
             inner = self.cpp.trimmed(at + 1, end)
             if inner[0] < inner[1] and code[inner[0]] == "{" and self._closing_or_none(inner[0]) == inner[1] - 1:
-                return _Declaration(m.start(2), "list", element, inner[0] + 1, inner[1] - 1, "braced")
+                return _Declaration(name_at, "list", element, inner[0] + 1, inner[1] - 1, "braced")
             parts = self.cpp.items(at + 1, end)
-            return _Declaration(m.start(2), "list", element, at + 1, end, "fill" if len(parts) == 2 else "copy")
-        if m[3]:
+            return _Declaration(name_at, "list", element, at + 1, end, "fill" if len(parts) == 2 else "copy")
+        if assigned:
             end = self._statement_end(at)
-            return None if end is None else _Declaration(m.start(2), "list", element, at, end)
+            return None if end is None else _Declaration(name_at, "list", element, at, end)
         if code[at] == ";":  # declared empty, filled by the code (push_back, for_each)
-            return _Declaration(m.start(2), "list", element, at, at, "computed")
+            return _Declaration(name_at, "list", element, at, at, "computed")
         return None  # a parameter, a return type, a template argument
 
     def _find(self, name: str, at: int, kinds: tuple[str, ...]) -> _Declaration | None:

@@ -27,6 +27,8 @@ SCHEMA_COMMENT = "// PyTorch schema: "
 
 _ATTR_TYPES = {method: attr_type for attr_type, method in msopgen.ATTR_METHODS.items()}
 _PARAM_TYPES = {"REQUIRED": "required", "OPTIONAL": "optional", "DYNAMIC": "dynamic"}
+# The rest of CANN's register/op_def.h Option enum: read and noted, no PyTorch argument has their meaning.
+_OTHER_PARAM_TYPES = {"VIRTUAL": "virtual", "IGNORE": "ignore"}
 
 # Calls that say nothing a PyTorch schema or the op model carries (tiling, infer functions, kernel flags).
 _NO_SCHEMA_MEANING = frozenset(
@@ -83,6 +85,10 @@ def _dtype(item: str, path: str, line: int) -> str:
     if ge not in msopgen.GE_DATA_TYPES:
         raise AdoptError(f"unknown data type {item!r}: CANN's graph/types.h has no such ge::DataType", path=path, line=line)
     return msopgen.ge_dtype_name(ge)
+
+
+def _is_ge_enumerator(word: str) -> bool:
+    return word in msopgen.GE_DATA_TYPES or word.removeprefix("FORMAT_") in msopgen.GE_FORMATS and word.startswith("FORMAT_")
 
 
 def _format(item: str, path: str, line: int) -> str:
@@ -145,6 +151,7 @@ def _split_top(text: str) -> list[str]:
 _CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
 _CONFIG_DECLARATION = re.compile(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_ENUMERATOR = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*")  # ge::DT_FLOAT, DataType::DT_FLOAT, DT_FLOAT
 _COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)")
 _LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
 _CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
@@ -327,6 +334,10 @@ class _OpDefReader:
         for call in calls:
             if call.name == "ParamType":
                 value = call.args.strip().rsplit("::", 1)[-1]
+                if value in _OTHER_PARAM_TYPES:
+                    d["param_type"] = _OTHER_PARAM_TYPES[value]
+                    self.skipped.append(Skipped(call.line, f"ParamType({call.args}) of {head.name.lower()} '{name}': no PyTorch argument is {value}; the O1xx rules and `opkit new --from` do not pair it"))
+                    continue
                 if value not in _PARAM_TYPES:
                     raise AdoptError(f"ParamType({call.args}) of {head.name.lower()} '{name}': expected REQUIRED, OPTIONAL or DYNAMIC", path=self.path, line=call.line)
                 d["param_type"] = _PARAM_TYPES[value]
@@ -358,7 +369,7 @@ class _OpDefReader:
         start, end = cpp.trimmed(call.at, call.end)
         if start < end and code[start] == "{" and cpp.closing(start) == end - 1:  # the common case: a braced list
             items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
-            if not any(_WORD.fullmatch(item) for item in items):
+            if all(_ENUMERATOR.fullmatch(item) and not _WORD.fullmatch(item) for item in items):
                 return items
         text = call.args
         copied = _COPIED_LIST.fullmatch(text)
@@ -369,7 +380,14 @@ class _OpDefReader:
             if _WORD.fullmatch(text) and self.source.constants.is_list(text, call.at):
                 return self.source.constants.items(text, call.at)
             if text.startswith("{") and text.endswith("}"):
-                return self.source.constants.expand(_split_top(text[1:-1]), call.at)
+                items = self.source.constants.expand(_split_top(text[1:-1]), call.at)
+                computed = next((item for item in items if not _ENUMERATOR.fullmatch(item)), None)
+                if computed is not None:
+                    raise Unreadable(f"a list only known when the code runs ({computed[:60]!r})")
+                unknown = next((item for item in items if _WORD.fullmatch(item) and not _is_ge_enumerator(item)), None)
+                if unknown is not None:  # a variable the code fills (auto seq = gen.GetSequence(...))
+                    raise Unreadable(f"{unknown!r} is not a list declared in the file")
+                return items
             if _WORD.fullmatch(text):
                 raise Unreadable(f"{text!r} is not a list declared in the file")
             raise Unreadable(f"a list only known when the code runs ({text[:60]!r})")
@@ -416,7 +434,7 @@ class _OpDefReader:
         out = []
         for d in found:
             dtypes, formats = columns[id(d)]
-            if not any(dtypes) and not d.get("unread"):
+            if not any(dtypes) and not any(other.get("unread") for other in descriptors.values()):
                 raise AdoptError(f"{kind.lower()} '{d['name']}' declares no DataType for every column", path=self.path, line=d["line"])
             declared = (len(d.get("DataType", ())), len(d.get("Format", ())))
             out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"], declared))
