@@ -210,3 +210,39 @@ def test_helpers_that_configure_the_op_are_listed_not_followed(tmp_path):
     assert op.helpers == ("SetAscendConfig",) and op.socs == ()
     result, findings = lint_text(tmp_path, text)
     assert findings == [("O001", 9, "MyOp: SetAscendConfig(...) not followed: what it declares is not read")]  # no O004: the helper may add SoCs
+
+
+def test_lists_a_generator_fills_and_auto_declared_lists(tmp_path):
+    before = "static const auto ND_LIST = std::vector<ge::Format>(2, ge::FORMAT_ND);\n"
+    body = (
+        "        const auto seq = gen.GetSequence<ge::Format>(\"base\");\n"
+        '        this->Input("x").ParamType(REQUIRED).DataType({gen.GetSequence("types")}).Format({seq});\n'
+        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format(ND_LIST);\n'
+    )
+    op = read_opdef("f.cpp", opdef(body, before))
+    assert op.outputs[0].formats == ("ND", "ND")
+    result, findings = lint_text(tmp_path, opdef(body, before))
+    assert result.exit_code() == 0
+    assert [m for _, _, m in findings] == [  # the const local itself is a declaration, read past without a warning
+        "MyOp: DataType(...) not read: a list only known when the code runs ('gen.GetSequence(\"types\")'); its columns are unknown",
+        "MyOp: Format(...) not read: 'seq' is not a list declared in the file; its columns are unknown",
+    ]
+
+
+def test_param_types_no_pytorch_argument_has_are_noted_and_not_adopted(tmp_path):
+    body = X + '        this->Input("dft").ParamType(VIRTUAL).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});\n' + Y
+    op = read_opdef("f.cpp", opdef(body))
+    assert [t.param_type for t in op.inputs] == ["required", "virtual"]
+    result, findings = lint_text(tmp_path, opdef(body))
+    assert result.exit_code() == 0
+    assert findings == [("O001", 8, "MyOp: ParamType(VIRTUAL) of input 'dft': no PyTorch argument is VIRTUAL; the O1xx rules and `opkit new --from` do not pair it")]
+    with pytest.raises(AdoptError, match="'dft' is ParamType VIRTUAL, which no PyTorch argument is"):
+        adopt(str(tmp_path / "my_op_def.cpp"))
+
+
+def test_adopting_a_dtype_msopgen_cannot_write_is_one_located_message(tmp_path):
+    path = tmp_path / "int4_def.cpp"
+    path.write_text(opdef(X.replace("ge::DT_FLOAT}", "ge::DT_INT4}") + Y))
+    with pytest.raises(AdoptError) as err:
+        adopt(str(path))
+    assert (err.value.line, err.value.message) == (7, "'x' lists ge::DT_INT4, which msOpGen 26.0.0 cannot write: give the op's columns with --dtypes")
