@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from opkit import naming
-from opkit.formats.source_op import SourceOp
 from opkit.lint.project import LintProject
-from opkit.formats.opdef_cpp import OpDefFile
 from opkit.signature import OpSignature
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
+    from opkit.formats.source_op import SourceOp
 
 
 def opdef_example(inputs: str, outputs: str = 'this->Output("out").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});', extra: str = 'this->AICore().AddConfig("ascend910b");') -> str:

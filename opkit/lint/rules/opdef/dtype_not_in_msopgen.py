@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from opkit import msopgen
-from opkit.formats.opdef_cpp import OpDefFile
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
 
 _OUT = 'this->Output("out").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_INT8}).Format({ge::FORMAT_ND, ge::FORMAT_ND});'
 
