@@ -47,6 +47,37 @@ FORMATS: frozenset[str] = frozenset(
     FRACTAL_ZN_RNN FRACTAL_Z_G""".split()
 )
 
+# Every ge::DataType of CANN's public graph/types.h (hicann/metadef inc/external/graph), with its value
+# (graph/c_types.h's C_DT_*): what an OpDef may name, a superset of what msOpGen 26.0.0 writes (DTYPES).
+GE_DATA_TYPES: dict[str, int] = {
+    "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
+    "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_STRING": 13,
+    "DT_DUAL_SUB_INT8": 14, "DT_DUAL_SUB_UINT8": 15, "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_QINT8": 18,
+    "DT_QINT16": 19, "DT_QINT32": 20, "DT_QUINT8": 21, "DT_QUINT16": 22, "DT_RESOURCE": 23, "DT_STRING_REF": 24,
+    "DT_DUAL": 25, "DT_VARIANT": 26, "DT_BF16": 27, "DT_UNDEFINED": 28, "DT_INT4": 29, "DT_UINT1": 30,
+    "DT_INT2": 31, "DT_UINT2": 32, "DT_COMPLEX32": 33, "DT_HIFLOAT8": 34, "DT_FLOAT8_E5M2": 35,
+    "DT_FLOAT8_E4M3FN": 36, "DT_FLOAT8_E8M0": 37, "DT_FLOAT6_E3M2": 38, "DT_FLOAT6_E2M3": 39,
+    "DT_FLOAT4_E2M1": 40, "DT_FLOAT4_E1M2": 41, "DT_HIFLOAT4": 42, "DT_MAX": 43,
+}  # fmt: skip
+
+# Every ge::Format of graph/types.h (without FORMAT_): what an OpDef may name, a superset of FORMATS.
+GE_FORMATS: frozenset[str] = frozenset(
+    """NCHW NHWC ND NC1HWC0 FRACTAL_Z NC1C0HWPAD NHWC1C0 FSR_NCHW FRACTAL_DECONV C1HWNC0 FRACTAL_DECONV_TRANSPOSE
+    FRACTAL_DECONV_SP_STRIDE_TRANS NC1HWC0_C04 FRACTAL_Z_C04 CHWN FRACTAL_DECONV_SP_STRIDE8_TRANS HWCN NC1KHKWHWC0
+    BN_WEIGHT FILTER_HWCK HASHTABLE_LOOKUP_LOOKUPS HASHTABLE_LOOKUP_KEYS HASHTABLE_LOOKUP_VALUE
+    HASHTABLE_LOOKUP_OUTPUT HASHTABLE_LOOKUP_HITS C1HWNC MD NDHWC FRACTAL_ZZ FRACTAL_NZ NCDHW DHWCN NDC1HWC0
+    FRACTAL_Z_3D CN NC DHWNC FRACTAL_Z_3D_TRANSPOSE FRACTAL_ZN_LSTM FRACTAL_Z_G RESERVED ALL NULL ND_RNN_BIAS
+    FRACTAL_ZN_RNN NYUV NYUV_A NCL FRACTAL_Z_WINO C1HWC0 FRACTAL_NZ_C0_16 FRACTAL_NZ_C0_32 FRACTAL_NZ_C0_2
+    FRACTAL_NZ_C0_4 FRACTAL_NZ_C0_8 END MAX""".split()
+) | FORMATS
+
+
+def ge_dtype_name(ge: str) -> str:
+    """The dtype name opkit's op model uses for a ge::DataType: msOpGen's spelling (``DT_FLOAT`` → ``float``),
+    else the enumerator in lower case without ``DT_`` (``DT_INT4`` → ``int4``, which msOpGen 26.0.0 cannot write)."""
+    return _MSOPGEN_SPELLING.get(ge) or ge.removeprefix("DT_").lower()
+
+
 # JSON attr type → OpAttrDef method (transform.json IR_ATTR_TYPE_MAP); unknown attr types are silently dropped.
 ATTR_METHODS: dict[str, str] = {
     "int": "Int", "float": "Float", "bool": "Bool", "string": "String", "type": "Type",
@@ -334,3 +365,7 @@ def cpp_literal(value: Any) -> str:
     if isinstance(value, DType):
         return f"ge::{ge_dtype(value.name)}"
     raise TypeError(f"no C++ literal for {value!r}")
+
+
+# ge::DataType → msOpGen's dtype name for it (its first spelling; float, float16, bfloat16 for the three with aliases).
+_MSOPGEN_SPELLING = {ge: name for name, ge in reversed(list(DTYPES.items()))} | {"DT_FLOAT": "float", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16"}

@@ -49,16 +49,28 @@ def _sample(arg: Argument) -> SampleArg:
     raise NoSample(f"cannot make a sample for argument '{arg}'")
 
 
+def optional_dispatch_tensor(signature: OpSignature) -> str:
+    """For an op whose tensors are all optional (a metadata op): its first ``Tensor?``, which a call passes
+    so that torch has a tensor to dispatch on and the Meta function one to size its outputs like; else ""."""
+    if any(a.type.is_tensor and not a.type.optional and not a.type.elem_optional for a in signature.arguments):
+        return ""
+    return next((a.name for a in signature.arguments if a.type.is_tensor and a.type.optional and not a.type.is_list), "")
+
+
 def sample_call(signature: OpSignature) -> tuple[SampleArg, ...]:
     """Arguments for one plausible call: every argument PyTorch cannot omit (it fills in the rest).
 
     A defaulted argument before one without a default cannot be omitted: it gets its default.
-    Optional tensors are passed (an absent one exercises less); lists get two elements.
+    Optional tensors are passed (an absent one exercises less); lists get two elements. An op whose
+    tensors are all optional is passed its first one (``optional_dispatch_tensor``), defaulted or not,
+    with the arguments before it.
     """
+    dispatch = signature.argument(optional_dispatch_tensor(signature))
+    through = signature.arguments.index(dispatch) if dispatch is not None else -1
     return tuple(
-        _sample(a) if a.default is None else SampleArg(a.name, "value", a.kwarg_only, a.default_value)
-        for a in signature.arguments
-        if not signature.is_omittable(a)
+        _sample(a) if a.default is None or a is dispatch else SampleArg(a.name, "value", a.kwarg_only, a.default_value)
+        for i, a in enumerate(signature.arguments)
+        if not signature.is_omittable(a) or (i <= through and not a.kwarg_only) or a is dispatch
     )
 
 

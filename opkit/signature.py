@@ -182,8 +182,14 @@ class DType:
         return f"torch.{self.name}"
 
 
-# ScalarType codes torch prints for dtype defaults (c10::ScalarType order).
-_SCALAR_TYPE_CODES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64", 11: "bool", 15: "bfloat16"}
+# ScalarType codes torch prints for dtype defaults (c10::ScalarType order, as torch 2.13 passes each code
+# to a Python kernel: ``ScalarType dst_type=39`` is torch.int3).
+_SCALAR_TYPE_CODES = dict(enumerate(
+    """uint8 int8 int16 int32 int64 float16 float32 float64 complex32 complex64 complex128 bool qint8 quint8 qint32
+    bfloat16 quint4x2 quint2x4 bits1x8 bits2x4 bits4x2 bits8 bits16 float8_e5m2 float8_e4m3fn float8_e5m2fnuz
+    float8_e4m3fnuz uint16 uint32 uint64 uint1 uint2 uint3 uint4 uint5 uint6 uint7 int1 int2 int3 int4 int5 int6 int7
+    float8_e8m0fnu float4_e2m1fn_x2""".split()
+))
 
 
 @dataclass(frozen=True)
@@ -349,7 +355,11 @@ class OpSignature:
         return tuple(a for a in self.arguments if (a.kwarg_only and a.default is not None) or any(a is t for t in trailing))
 
     def is_omittable(self, argument: Argument) -> bool:
-        return any(argument is a for a in self.omittable_arguments)
+        return id(argument) in self._omittable_ids
+
+    @functools.cached_property
+    def _omittable_ids(self) -> frozenset[int]:  # is_omittable in constant time: sample calls ask per argument
+        return frozenset(map(id, self.omittable_arguments))
 
     @functools.cached_property
     def out_arguments(self) -> tuple[Argument, ...]:

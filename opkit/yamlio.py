@@ -46,6 +46,9 @@ class TooManyAliases(TooLarge):
     """The document's aliases are too many, or expand to too many nodes."""
 
 
+_ANCHOR = re.compile(r"&[^\s,\[\]{}]")
+
+
 def nesting_bound(text: str) -> int:
     """An upper bound on the document's nesting: flow brackets, plus the longest run of block indentation.
 
@@ -130,10 +133,15 @@ def _check_nesting(text: str) -> None:
         raise TooDeep(f"nested more than {MAX_NESTING} levels deep")
 
 
+def _may_alias(text: str) -> bool:
+    """Whether the text may hold an anchor (``&name``), without which no alias composes."""
+    return _ANCHOR.search(text) is not None
+
+
 def compose_all(text: str) -> list[yaml.Node]:
     _check_nesting(text)
     nodes = list(yaml.compose_all(text, Loader=FAST_LOADER))
-    if _shares_nodes(nodes):
+    if _may_alias(text) and _shares_nodes(nodes):
         expanded_size(text)
     return nodes
 
@@ -141,7 +149,7 @@ def compose_all(text: str) -> list[yaml.Node]:
 def compose(text: str) -> yaml.Node | None:
     _check_nesting(text)
     node = yaml.compose(text, Loader=FAST_LOADER)
-    if node is not None and _shares_nodes([node]):
+    if node is not None and _may_alias(text) and _shares_nodes([node]):
         expanded_size(text)
     return node
 

@@ -152,3 +152,18 @@ def test_no_import_circles(graph):
     found = circles(graph)
     assert [c for c in found if c not in KNOWN_CIRCLES] == []
     assert [c for c in KNOWN_CIRCLES if c not in found] == [], "a known circle is gone: remove it from KNOWN_CIRCLES"
+
+
+def test_a_yaml_only_lint_imports_no_cpp_reader(tmp_path):
+    """Every rule is loaded for any lint; the C++ readers only when a C++ file is read (their import and
+    regexes are a measurable part of a cold lint)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "op_plugin_functions.yaml").write_text("custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n")
+    code = (
+        "import sys\nfrom opkit.lint import lint\nlint([sys.argv[1]], use_cache=False)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('opkit.formats.cpp', 'opkit.formats.opdef'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "op_plugin_functions.yaml")], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

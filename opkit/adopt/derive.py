@@ -78,16 +78,20 @@ def derived_schema(source: SourceOp, name: str) -> str:
         if type_ is None:
             raise AdoptError(f"attr '{a.name}' of type {a.type} has no PyTorch schema type", path=source.path, line=a.line)
         default = None
+        if a.unread_default:
+            raise AdoptError(f"attr '{a.name}': its default {a.unread_default} is known only when the code runs; give the op's schema with --schema", path=source.path, line=a.line)
         if a.optional:
             default = "None" if a.default is None else schema_default(a.default)  # no value: `int? k=None`
             if default == "None":
                 type_ = replace(type_, optional=True)
         arguments.append(Argument(a.name, type_, default))
     # An optional input takes ``=None`` when every argument after it has a default (so the schema stays valid).
+    defaults_after = True  # every argument after i has a default (kept as the loop walks back: linear)
     for i in reversed(range(len(arguments))):
         a = arguments[i]
-        if a.type.optional and a.default is None and a.type.base in ("Tensor", "Scalar") and all(b.default is not None for b in arguments[i + 1 :]):
-            arguments[i] = replace(a, default="None")
+        if a.type.optional and a.default is None and a.type.base in ("Tensor", "Scalar") and defaults_after:
+            arguments[i] = a = replace(a, default="None")
+        defaults_after = defaults_after and a.default is not None
     # Positional defaults must trail: from the first default on, arguments are keyword-only if a required one follows.
     first_default = next((i for i, a in enumerate(arguments) if a.default is not None), len(arguments))
     if any(a.default is None for a in arguments[first_default:]):
@@ -176,11 +180,20 @@ def adopt_source(source: SourceOp, *, name: str | None = None, **options) -> Ado
         options["op_type"] = op_type
     if source.has_descriptors:
         for t in (*source.inputs, *source.outputs):
+            if t.param_type not in msopgen.TENSOR_PARAM_TYPES:
+                raise AdoptError(f"'{t.name}' is ParamType {t.param_type.upper()}, which no PyTorch argument is", path=source.path, line=t.line)
+            unwritable = [d for d in t.dtypes if d and d not in msopgen.DTYPES]
+            if unwritable:
+                raise AdoptError(f"'{t.name}' lists ge::DT_{unwritable[0].upper()}, which msOpGen 26.0.0 cannot write: give the op's columns with --dtypes", path=source.path, line=t.line)
             if not all(t.dtypes):
                 n = len(t.dtypes)
                 raise AdoptError(f"'{t.name}' lists {t.declared[0]} DataType columns where the op has {n} (column i of every descriptor is one combination)", path=source.path, line=t.line)
         _output_notes(source, schema, options, notes)
         _columns(source, options, notes)
+        for config in source.soc_configs:
+            declared = ", ".join(f"'{t.name}'" for t in (*config.inputs, *config.outputs))
+            given = f" (given to {', '.join(config.socs)})" if config.socs else ""
+            notes.append(f"OpAICoreConfig {config.name}{given} declares {declared} again for its SoCs: not carried over, the op's own columns are used")
         if "soc" not in options:
             socs = [s for s in (_soc_version(f) for f in source.socs) if s]
             if socs:

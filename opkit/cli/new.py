@@ -155,11 +155,13 @@ def _adopted_spec(source: str, source_op: str | None, name: str | None, options:
 
 
 def _schema_warnings(spec, path) -> list[str]:
+    from opkit.generate.refusals import optional_only_warning
     from opkit.generate.spec import op_type_clashes
     from opkit.lint import Selection, lint
 
     result = lint(schemas=[spec.schema], dialect=spec.dialect, selection=Selection(select=("S",)))
-    return [f"{f.code} {f.message}" for f in result.findings] + op_type_clashes(spec, beside=path)
+    optional_only = optional_only_warning(spec.signature)
+    return [f"{f.code} {f.message}" for f in result.findings] + ([optional_only] if optional_only else []) + op_type_clashes(spec, beside=path)
 
 
 def _check_host_code(path) -> bool:

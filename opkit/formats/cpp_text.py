@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _OPENERS.items()}
-# What the lexer stops at; everything between is copied as it is.
-_NEXT = re.compile(r"//|/\*|[\"'()\[\]{};,]")
+# What the lexer stops at (everything between is copied as it is), then the structure it marks.
+_COMMENT_OR_LITERAL = re.compile(r"//|/\*|[\"']")
+_STRUCTURE = re.compile(r"[()\[\]{};,]")
+_BLOCK_KEYWORD = re.compile(r"(?:^|[^\w])(?:else|do|try)$")
 _STRING_REST = re.compile(r'(?:[^"\\\n]|\\[\s\S])*"')
 _CHAR_REST = re.compile(r"(?:[^'\\\n]|\\[\s\S])*'")
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
@@ -89,12 +91,14 @@ class CppText:
             if offset in self._unclosed:
                 raise self._unclosed[offset]
             raise ValueError(f"no opening bracket at offset {offset}")
-        stray = bisect.bisect_right(self._stray, offset)
-        if stray < len(self._stray) and self._stray[stray] < end:
-            raise self.error(f"unbalanced {self.code[self._stray[stray]]!r}", self._stray[stray])
-        broken = bisect.bisect_right(self._broken, offset)
-        if broken < len(self._broken) and self._broken[broken] < end:
-            raise self._unclosed[self._broken[broken]]
+        if self._stray:
+            stray = bisect.bisect_right(self._stray, offset)
+            if stray < len(self._stray) and self._stray[stray] < end:
+                raise self.error(f"unbalanced {self.code[self._stray[stray]]!r}", self._stray[stray])
+        if self._broken:
+            broken = bisect.bisect_right(self._broken, offset)
+            if broken < len(self._broken) and self._broken[broken] < end:
+                raise self._unclosed[self._broken[broken]]
         return end
 
     def statements(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -118,6 +122,9 @@ class CppText:
                 if close >= end:
                     raise self.error(f"{c!r} is never closed", at)
                 k = bisect.bisect_right(marks, close, k)
+                if c == "{" and separator == ";" and self._opens_block(piece_start, at):
+                    pieces.append(self.trimmed(piece_start, close + 1))  # if (...) {...}: a statement of its own
+                    piece_start = close + 1
                 continue
             if c in _CLOSERS:
                 raise self.error(f"unbalanced {c!r}", at)
@@ -128,14 +135,19 @@ class CppText:
         pieces.append(self.trimmed(piece_start, end))
         return [p for p in pieces if p[0] < p[1]]
 
+    def _opens_block(self, start: int, brace: int) -> bool:
+        """Whether the ``{`` at ``brace`` opens a compound statement (``for (...) {``, ``else {``, a bare
+        block), which ends its statement, rather than an initializer or a lambda's body."""
+        before = self.code[start:brace].rstrip()
+        return not before or before.endswith(")") or _BLOCK_KEYWORD.search(before) is not None
+
     def trimmed(self, start: int, end: int) -> tuple[int, int]:
         """(start, end) moved inwards past blanks (spaces, newlines, blanked comments)."""
-        code = self.code
-        while start < end and code[start].isspace():
-            start += 1
-        while end > start and code[end - 1].isspace():
-            end -= 1
-        return start, end
+        piece = self.code[start:end]
+        left = piece.lstrip()
+        if not left:
+            return end, end
+        return start + len(piece) - len(left), start + len(piece.rstrip())
 
     def literal_end(self, start: int) -> int | None:
         """The end of the literal starting at ``start``, or None when none starts there."""
@@ -160,45 +172,52 @@ class CppText:
     # -- the one pass -------------------------------------------------------------------------------
 
     def _lex(self, text: str) -> str:
-        out: list[str] = []
-        copied = 0  # text[:copied] is in out
-        at = 0
-        openers: list[int] = []
+        # Comments and literals first: ``code`` blanks the comments, ``masked`` the literals too, so the
+        # brackets and separators are then found in ``masked`` by one regex scan.
+        code: list[str] = []
+        masked: list[str] = []
+        copied = at = 0  # text[:copied] is in code and masked
         while True:
-            m = _NEXT.search(text, at)
+            m = _COMMENT_OR_LITERAL.search(text, at)
             if m is None:
                 break
             i, token = m.start(), m.group()
             if token == "//":
                 end = _line_comment_end(text, i)
-                out += (text[copied:i], " " * (end - i))
-                copied = at = end
+                blank = " " * (end - i)
+                code += (text[copied:i], blank)
+                masked += (text[copied:i], blank)
             elif token == "/*":
                 close = text.find("*/", i + 2)
                 if close < 0:
                     raise self.error("unterminated /* comment", i)
                 end = close + 2
-                out += (text[copied:i], re.sub(r"[^\n]", " ", text[i:end]))
-                copied = at = end
-            elif token == '"':
-                at = self._string(text, i)
-            elif token == "'":
-                at = self._character(text, i)
-            elif token in _OPENERS:
+                blank = re.sub(r"[^\n]", " ", text[i:end])
+                code += (text[copied:i], blank)
+                masked += (text[copied:i], blank)
+            else:
+                end = self._string(text, i) if token == '"' else self._character(text, i)
+                if end == i + 1 and token == "'":  # a digit separator
+                    at = end
+                    continue
+                start = self.literals[-1].start
+                code.append(text[copied:end])
+                masked += (text[copied:start], re.sub(r"[^\n]", " ", text[start:end]))
+            copied = at = end
+        code.append(text[copied:])
+        masked.append(text[copied:])
+        structure = "".join(masked)
+        self._marks = [m.start() for m in _STRUCTURE.finditer(structure)]
+        openers: list[int] = []
+        for i in self._marks:
+            c = structure[i]
+            if c in _OPENERS:
                 openers.append(i)
-                self._marks.append(i)
-                at = i + 1
-            elif token in _CLOSERS:
-                self._close(openers, i, token)
-                self._marks.append(i)
-                at = i + 1
-            else:  # ; ,
-                self._marks.append(i)
-                at = i + 1
+            elif c in _CLOSERS:
+                self._close(openers, i, c)
         for i in openers:
             self._unclosed[i] = self.error(f"{text[i]!r} is never closed", i)
-        out.append(text[copied:])
-        return "".join(out)
+        return "".join(code)
 
     def _close(self, openers: list[int], i: int, token: str) -> None:
         wanted = _CLOSERS[token]

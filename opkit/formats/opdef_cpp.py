@@ -15,26 +15,28 @@ import re
 from dataclasses import dataclass, field
 
 from opkit import msopgen
+from opkit.formats.cpp_constants import CppConstants, Unreadable
 from opkit.formats.cpp_text import CppText, CppTextError
 from opkit.formats.files import InputError, NotLinted
 from opkit.formats.noqa import NoqaMap
 from opkit.formats.schema_site import SchemaSite
-from opkit.formats.source_op import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor, dtype_default
+from opkit.formats.source_op import AdoptError, Skipped, SocConfig, SourceAttr, SourceOp, SourceTensor, dtype_default
 
 # opkit's generated op_host states the PyTorch schema it was generated from (a comment; data, not code).
 SCHEMA_COMMENT = "// PyTorch schema: "
 
-_GE_DTYPES = {ge: name for name, ge in reversed(list(msopgen.DTYPES.items()))}  # DT_FLOAT → float (first spelling)
-_GE_DTYPES.update({"DT_FLOAT": "float", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16"})
 _ATTR_TYPES = {method: attr_type for attr_type, method in msopgen.ATTR_METHODS.items()}
 _PARAM_TYPES = {"REQUIRED": "required", "OPTIONAL": "optional", "DYNAMIC": "dynamic"}
+# The rest of CANN's register/op_def.h Option enum: read and noted, no PyTorch argument has their meaning.
+_OTHER_PARAM_TYPES = {"VIRTUAL": "virtual", "IGNORE": "ignore"}
 
 # Calls that say nothing a PyTorch schema or the op model carries (tiling, infer functions, kernel flags).
 _NO_SCHEMA_MEANING = frozenset(
     """SetInferShape SetInferDataType SetInferShapeRange SetTiling SetCheckSupport SetOpSelectFormat
     SetGenBuildOptions AutoContiguous IgnoreContiguous DynamicCompileStaticFlag DynamicFormatFlag
     DynamicRankSupportFlag DynamicShapeSupportFlag NeedCheckSupportFlag PrecisionReduceFlag ExtendCfgInfo
-    Comment OutputShapeDependOnCompute InitValue""".split()
+    Comment OutputShapeDependOnCompute InitValue Version DataTypeForBinQuery FormatForBinQuery OpKernelLib KernelSo
+    UserDefined""".split()
 )
 
 
@@ -43,6 +45,8 @@ class _Call:
     name: str
     args: str  # the raw text between the parentheses ("" when called with none)
     line: int
+    at: int = 0  # offset of the arguments in the file: the named constants in scope are those before it
+    end: int = 0  # offset of the closing parenthesis
 
 
 _SEGMENT = re.compile(r"\s*(?:\.|->)?\s*([A-Za-z_][A-Za-z0-9_:]*)\s*")
@@ -59,7 +63,7 @@ def _chain(cpp: CppText, start: int, end: int) -> tuple[str, list[_Call]] | None
         name, i = m[1], m.end()
         if i < end and code[i] == "(":
             close = cpp.closing(i)
-            calls.append(_Call(name, code[i + 1 : close].strip(), cpp.line_of(m.start(1))))
+            calls.append(_Call(name, code[i + 1 : close].strip(), cpp.line_of(m.start(1)), i + 1, close))
             i = close + 1
         elif receiver is None and not calls:
             receiver = name
@@ -75,34 +79,28 @@ def _string(args: str, what: str, path: str, line: int) -> str:
     return json.loads(text)
 
 
-def _braced(args: str, vectors: dict[str, list[str]], what: str, path: str, line: int) -> list[str]:
-    text = args.strip()
-    copied = re.fullmatch(r"std::vector\s*<[^>]*>\s*\(\s*(\w+)\.begin\(\)\s*,\s*\1\.end\(\)\s*\)", text)
-    text = copied[1] if copied else text
-    if text in vectors:
-        return vectors[text]
-    text = re.sub(r"^std::vector<[^>]*>\s*", "", text)
-    if not (text.startswith("{") and text.endswith("}")):
-        raise AdoptError(f"{what} takes a braced list, found {args!r}", path=path, line=line)
-    return [item.strip() for item in text[1:-1].split(",") if item.strip()]
-
-
 def _dtype(item: str, path: str, line: int) -> str:
+    """A ``ge::DataType`` as the op model's dtype name (``msopgen.ge_dtype_name``): any of graph/types.h."""
     ge = item.removeprefix("ge::").removeprefix("DataType::")
-    if ge not in _GE_DTYPES:
-        raise AdoptError(f"unknown data type {item!r}; msOpGen knows ge::{', ge::'.join(sorted(_GE_DTYPES))}", path=path, line=line)
-    return _GE_DTYPES[ge]
+    if ge not in msopgen.GE_DATA_TYPES:
+        raise AdoptError(f"unknown data type {item!r}: CANN's graph/types.h has no such ge::DataType", path=path, line=line)
+    return msopgen.ge_dtype_name(ge)
+
+
+def _is_ge_enumerator(word: str) -> bool:
+    return word in msopgen.GE_DATA_TYPES or word.removeprefix("FORMAT_") in msopgen.GE_FORMATS and word.startswith("FORMAT_")
 
 
 def _format(item: str, path: str, line: int) -> str:
     fmt = item.removeprefix("ge::").removeprefix("Format::").removeprefix("FORMAT_")
-    if fmt not in msopgen.FORMATS:
-        raise AdoptError(f"unknown format {item!r}", path=path, line=line)
+    if fmt not in msopgen.GE_FORMATS:
+        raise AdoptError(f"unknown format {item!r}: CANN's graph/types.h has no such ge::Format", path=path, line=line)
     return fmt
 
 
-def _literal(text: str, attr_type: str, path: str, line: int) -> object:
-    """A C++ default (``1L``, ``1e-6f``, ``true``, ``"a"``, ``{1, 2}``, ``ge::DT_FLOAT``) as a value."""
+def _literal(text: str, attr_type: str, path: str, line: int, constants: CppConstants | None = None, at: int = 0) -> object:
+    """A C++ default (``1L``, ``1e-6f``, ``true``, ``"a"``, ``{1, 2}``, ``ge::DT_FLOAT``, a named constant or a
+    constant expression of them) as a value; Unreadable for a value only known when the code runs."""
     text = text.strip()
     cast = re.fullmatch(r"(?:static_cast<[\w:]+>|u?int(?:8|16|32|64)_t|float|double|bool)\s*\((.*)\)", text)
     text = cast[1].strip() if cast else text
@@ -114,7 +112,7 @@ def _literal(text: str, attr_type: str, path: str, line: int) -> object:
         inner = text[1:-1].strip()
         if attr_type == "list_list_int":
             raise AdoptError("a list_list_int attr has no PyTorch schema type", path=path, line=line)
-        return [_literal(item, attr_type.removeprefix("list_"), path, line) for item in _split_top(inner)] if inner else []
+        return [_literal(item, attr_type.removeprefix("list_"), path, line, constants, at) for item in _split_top(inner)] if inner else []
     try:
         if attr_type == "int":
             return int(re.sub(r"(?i)(ll|l|u|ul|ull)$", "", text), 0)
@@ -128,6 +126,14 @@ def _literal(text: str, attr_type: str, path: str, line: int) -> object:
             return dtype_default(text)
     except (ValueError, KeyError):
         pass
+    if constants is not None and attr_type in ("int", "float", "bool"):
+        value = constants.value(text, at)  # Unreadable for the caller to report
+        if attr_type == "int" and isinstance(value, bool | int):
+            return int(value)
+        if attr_type == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if attr_type == "bool" and isinstance(value, bool | int):
+            return bool(value)
     raise AdoptError(f"{text!r} is not a {attr_type} literal opkit can read", path=path, line=line)
 
 
@@ -143,7 +149,14 @@ def _split_top(text: str) -> list[str]:
 
 
 _CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
-_VECTOR = re.compile(r"(?:const\s+)?std::vector\s*<\s*ge::(?:DataType|Format)\s*>\s+([A-Za-z_][A-Za-z0-9_]*)\s*=?\s*(\{[^{}]*\})")
+_CONFIG_DECLARATION = re.compile(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", re.S)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ENUMERATOR = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*")  # ge::DT_FLOAT, DataType::DT_FLOAT, DT_FLOAT
+_COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)")
+_LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
+_CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
+# Declarations inside the constructor that the file's constants (``CppConstants``) read: lists and scalars.
+_LOCAL_DECLARATION = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:(?:vector|initializer_list)\s*<\s*(?:ge::)?(?:DataType|Format)\s*>|[\w:]+)\s+[A-Za-z_]\w*\s*(?:=|\{|\(|$)")
 
 
 def read_opdef(path: str, text: str, op: str | None = None) -> SourceOp:
@@ -180,8 +193,8 @@ class _OpDefSource:
         self._text = text
 
     @functools.cached_property
-    def vectors(self) -> dict[str, list[str]]:
-        return {m[1]: [i.strip() for i in m[2][1:-1].split(",") if i.strip()] for m in _VECTOR.finditer(self.cpp.code)}
+    def constants(self) -> CppConstants:
+        return CppConstants(self.cpp)
 
     @functools.cached_property
     def schema_comment(self) -> tuple[str, int]:
@@ -206,13 +219,14 @@ class _OpDefSource:
             raise AdoptError(f"OpDef {op_type} has no constructor `{op_type}(const char* name) : OpDef(name) {{...}}`", path=path, line=class_line)
         body_start = ctor.end() - 1
         body_end = cpp.closing(body_start)
-        reader = _OpDefReader(path, cpp, self.vectors)
+        reader = _OpDefReader(path, cpp, self)
         for start, end in cpp.statements(body_start + 1, body_end):
             reader.statement(start, end)
         schema, schema_line = self.schema_comment
         return SourceOp(
             path=path, kind="OpDef C++", op_type=op_type, inputs=reader.tensors("Input"), outputs=reader.tensors("Output"),
             attrs=tuple(reader.attrs), socs=tuple(dict.fromkeys(reader.socs)), aicpu=reader.aicpu, skipped=tuple(reader.skipped),
+            soc_configs=reader.per_soc(), helpers=tuple(reader.helpers),
             schema=schema, schema_line=schema_line, line=class_line,
         )  # fmt: skip
 
@@ -232,26 +246,36 @@ def _schema_comment(text: str) -> tuple[str, int]:
 class _OpDefReader:
     """The constructor's statements, one at a time; the declarations in the order written."""
 
-    def __init__(self, path: str, cpp: CppText, vectors: dict[str, list[str]]):
+    def __init__(self, path: str, cpp: CppText, source: _OpDefSource):
         self.path = path
         self.cpp = cpp
-        self.vectors = vectors
+        self.source = source  # its named constants are collected when a call first names one
+        self._columns: dict[int, dict] = {}  # descriptors' id → their columns, once all are read
         self.descriptors: dict[tuple[str, str], dict] = {}
         self.attrs: list[SourceAttr] = []
         self.socs: list[str] = []
         self.skipped: list[Skipped] = []
-        self.configs: set[str] = set()
+        self.configs: dict[str, dict[tuple[str, str], dict]] = {}  # OpAICoreConfig variable → its own descriptors
+        self.soc_configs: dict[str, str] = {}  # AddConfig SoC → the OpAICoreConfig variable it is given
+        self.helpers: list[str] = []
         self.aicpu = False
 
     def statement(self, start: int, end: int) -> None:
         statement, line = self.cpp.code[start:end], self.cpp.line_of(start)
-        if _VECTOR.fullmatch(statement.removeprefix("static ").removeprefix("const ").strip()):
-            return  # a dtype/format list, read with the file's other lists
-        declared = re.fullmatch(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\})?", statement, re.S)
+        declared = _CONFIG_DECLARATION.fullmatch(statement)
         if declared:
-            self.configs.add(declared[1])
+            self.configs.setdefault(declared[1], {})
             return
+        if _LOCAL_DECLARATION.match(statement) and _CONSTANT_OR_LIST.match(statement):
+            return  # a dtype/format list or a named constant: read with the file's others (CppConstants)
         chain = _chain(self.cpp, start, end)
+        if chain is not None and chain[1] and chain[0] == "" and len(chain[1]) == 1:
+            helper = chain[1][0]
+            self.helpers.append(helper.name)
+            if re.search(r"aicpu", helper.name, re.I):
+                self.aicpu = True  # ApplyNnAicpuDefaultCfg(*this): the helper makes it an AI CPU op
+            self.skipped.append(Skipped(line, f"{helper.name}(...) not followed: what it declares is not read"))
+            return
         if chain is None or not chain[1]:
             self.skipped.append(Skipped(line, f"statement not read: {statement.splitlines()[0][:80]}"))
             return
@@ -285,35 +309,50 @@ class _OpDefReader:
     def _aicore(self, calls: list[_Call]) -> None:
         for call in calls:
             if call.name == "AddConfig":
-                self.socs.append(_string(call.args, "AddConfig", self.path, call.line))
+                soc = _string(call.args, "AddConfig", self.path, call.line)
+                self.socs.append(soc)
+                config = call.args.split(",", 1)[1].strip() if "," in call.args else ""
+                if config in self.configs:
+                    self.soc_configs[soc] = config
             elif call.name not in _NO_SCHEMA_MEANING:
                 self.skipped.append(Skipped(call.line, f"unknown call AICore().{call.name}(...) skipped"))
 
     def _config(self, receiver: str, calls: list[_Call]) -> None:
         head = calls[0]
         if head.name in ("Input", "Output"):
-            name = _string(head.args, head.name, self.path, head.line)
-            self.skipped.append(Skipped(head.line, f"per-SoC {head.name.lower()} '{name}' of OpAICoreConfig {receiver} not carried over (the op's own columns are used)"))
+            self._tensor(head, calls[1:], self.configs[receiver])
             return
         self._flags(calls)
 
-    def _tensor(self, head: _Call, calls: list[_Call]) -> None:
+    def _tensor(self, head: _Call, calls: list[_Call], descriptors: dict[tuple[str, str], dict] | None = None) -> None:
+        """An Input/Output chain, into the op's descriptors or an OpAICoreConfig's."""
+        descriptors = self.descriptors if descriptors is None else descriptors
         name = _string(head.args, head.name, self.path, head.line)
-        if (head.name, name) in self.descriptors:
-            self.skipped.append(Skipped(head.line, f"{head.name.lower()} '{name}' is declared again (first at line {self.descriptors[(head.name, name)]['line']}): its calls are merged"))
-        d = self.descriptors.setdefault((head.name, name), {"name": name, "line": head.line, "param_type": "required"})
+        if (head.name, name) in descriptors:
+            self.skipped.append(Skipped(head.line, f"{head.name.lower()} '{name}' is declared again (first at line {descriptors[(head.name, name)]['line']}): its calls are merged"))
+        d = descriptors.setdefault((head.name, name), {"name": name, "line": head.line, "param_type": "required"})
         for call in calls:
             if call.name == "ParamType":
                 value = call.args.strip().rsplit("::", 1)[-1]
+                if value in _OTHER_PARAM_TYPES:
+                    d["param_type"] = _OTHER_PARAM_TYPES[value]
+                    self.skipped.append(Skipped(call.line, f"ParamType({call.args}) of {head.name.lower()} '{name}': no PyTorch argument is {value}; the O1xx rules and `opkit new --from` do not pair it"))
+                    continue
                 if value not in _PARAM_TYPES:
                     raise AdoptError(f"ParamType({call.args}) of {head.name.lower()} '{name}': expected REQUIRED, OPTIONAL or DYNAMIC", path=self.path, line=call.line)
                 d["param_type"] = _PARAM_TYPES[value]
             elif call.name in ("DataType", "DataTypeList"):
-                d[call.name] = [_dtype(i, self.path, call.line) for i in _braced(call.args, self.vectors, call.name, self.path, call.line)]
+                items = self._list(call)
+                if items is None:
+                    d["unread"] = True
+                else:
+                    d[call.name] = [_dtype(i, self.path, call.line) for i in items]
             elif call.name in ("Format", "FormatList"):
-                d[call.name] = [_format(i, self.path, call.line) for i in _braced(call.args, self.vectors, call.name, self.path, call.line)]
+                items = self._list(call)
+                if items is not None:
+                    d[call.name] = [_format(i, self.path, call.line) for i in items]
             elif call.name == "UnknownShapeFormat":
-                _braced(call.args, self.vectors, call.name, self.path, call.line)  # read (it must be well-formed), not kept: it repeats Format
+                self._list(call)  # read (it must be well-formed), not kept: it repeats Format
             elif call.name == "Scalar":
                 d["scalar"] = True
             elif call.name == "ValueDepend":
@@ -323,9 +362,42 @@ class _OpDefReader:
             elif call.name not in _NO_SCHEMA_MEANING:
                 self.skipped.append(Skipped(call.line, f"unknown call .{call.name}(...) on {head.name.lower()} '{name}' skipped"))
 
+    def _list(self, call: _Call) -> list[str] | None:
+        """The items of a DataType/Format list argument as written: braced, a named list (or one inside the
+        braces), a copy of one. None, the call listed as skipped, when only running the code would tell."""
+        cpp, code = self.cpp, self.cpp.code
+        start, end = cpp.trimmed(call.at, call.end)
+        if start < end and code[start] == "{" and cpp.closing(start) == end - 1:  # the common case: a braced list
+            items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
+            if all(_ENUMERATOR.fullmatch(item) and not _WORD.fullmatch(item) for item in items):
+                return items
+        text = call.args
+        copied = _COPIED_LIST.fullmatch(text)
+        text = copied[1] if copied else _LIST_TYPE.sub("", text)
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+        try:
+            if _WORD.fullmatch(text) and self.source.constants.is_list(text, call.at):
+                return self.source.constants.items(text, call.at)
+            if text.startswith("{") and text.endswith("}"):
+                items = self.source.constants.expand(_split_top(text[1:-1]), call.at)
+                computed = next((item for item in items if not _ENUMERATOR.fullmatch(item)), None)
+                if computed is not None:
+                    raise Unreadable(f"a list only known when the code runs ({computed[:60]!r})")
+                unknown = next((item for item in items if _WORD.fullmatch(item) and not _is_ge_enumerator(item)), None)
+                if unknown is not None:  # a variable the code fills (auto seq = gen.GetSequence(...))
+                    raise Unreadable(f"{unknown!r} is not a list declared in the file")
+                return items
+            if _WORD.fullmatch(text):
+                raise Unreadable(f"{text!r} is not a list declared in the file")
+            raise Unreadable(f"a list only known when the code runs ({text[:60]!r})")
+        except Unreadable as exc:
+            self.skipped.append(Skipped(call.line, f"{call.name}(...) not read: {exc.reason}; its columns are unknown"))
+            return None
+
     def _attr(self, head: _Call, calls: list[_Call]) -> None:
         name = _string(head.args, "Attr", self.path, head.line)
-        attr_param, attr_type, value = None, None, None
+        attr_param, attr_type, value, unread = None, None, None, ""
         for call in calls:
             if call.name == "AttrType":
                 attr_param = call.args.strip().rsplit("::", 1)[-1]
@@ -334,30 +406,48 @@ class _OpDefReader:
             elif call.name in _ATTR_TYPES:
                 attr_type = _ATTR_TYPES[call.name]
                 if call.args:
-                    value = _literal(call.args, attr_type, self.path, call.line)
+                    try:
+                        value = _literal(call.args, attr_type, self.path, call.line, self.source.constants, call.at)
+                    except Unreadable as exc:
+                        unread = call.args
+                        self.skipped.append(Skipped(call.line, f"the value of attr '{name}' ({call.args}) is not read: {exc.reason}"))
             elif call.name not in _NO_SCHEMA_MEANING:
                 self.skipped.append(Skipped(call.line, f"unknown call .{call.name}(...) on attr '{name}' skipped"))
         if attr_type is None:
             raise AdoptError(f"attr '{name}' has no type (.Int(), .Float(), .ListInt(), ...)", path=self.path, line=head.line)
         optional = attr_param == "OPTIONAL"
-        if optional and value is None and attr_type not in msopgen.NONE_ATTR_DEFAULTS:
+        if optional and value is None and not unread and attr_type not in msopgen.NONE_ATTR_DEFAULTS:
             raise AdoptError(f"OPTIONAL attr '{name}' has no default value", path=self.path, line=head.line)
-        if not optional and value is not None:
-            self.skipped.append(Skipped(head.line, f"the value of REQUIRED attr '{name}' is not a default; it stays required"))
-            value = None
-        self.attrs.append(SourceAttr(name, attr_type, optional, value, head.line))
+        if not optional and (value is not None or unread):
+            if not unread:
+                self.skipped.append(Skipped(head.line, f"the value of REQUIRED attr '{name}' is not a default; it stays required"))
+            value, unread = None, ""
+        self.attrs.append(SourceAttr(name, attr_type, optional, value, head.line, unread_default=unread))
 
-    def tensors(self, kind: str) -> tuple[SourceTensor, ...]:
-        found = [d for (k, _), d in self.descriptors.items() if k == kind]
-        columns = _expand_columns([d for d in self.descriptors.values()])
+    def tensors(self, kind: str, descriptors: dict[tuple[str, str], dict] | None = None) -> tuple[SourceTensor, ...]:
+        descriptors = self.descriptors if descriptors is None else descriptors
+        found = [d for (k, _), d in descriptors.items() if k == kind]
+        key = id(descriptors)
+        if key not in self._columns:
+            self._columns[key] = _expand_columns(list(descriptors.values()))
+        columns = self._columns[key]
         out = []
         for d in found:
             dtypes, formats = columns[id(d)]
-            if not any(dtypes):
+            if not any(dtypes) and not any(other.get("unread") for other in descriptors.values()):
                 raise AdoptError(f"{kind.lower()} '{d['name']}' declares no DataType for every column", path=self.path, line=d["line"])
             declared = (len(d.get("DataType", ())), len(d.get("Format", ())))
             out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"], declared))
         return tuple(out)
+
+
+    def per_soc(self) -> tuple[SocConfig, ...]:
+        """The OpAICoreConfig blocks that declare inputs or outputs of their own, with the SoCs given them."""
+        return tuple(
+            SocConfig(name, tuple(s for s, c in self.soc_configs.items() if c == name), self.tensors("Input", descriptors), self.tensors("Output", descriptors))
+            for name, descriptors in self.configs.items()
+            if descriptors
+        )
 
 
 def _expand_columns(descriptors: list[dict]) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:

@@ -49,6 +49,7 @@ class SourceAttr:
     optional: bool
     default: object = None  # the default as a value (int, float, bool, str, list, DType); None for a required attr
     line: int = 0
+    unread_default: str = ""  # OpDef: the default as written when only running the code would give its value
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,16 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class SocConfig:
+    """An OpDef's ``OpAICoreConfig`` block with inputs or outputs of its own: what the SoCs given it build."""
+
+    name: str  # the config's variable
+    socs: tuple[str, ...]  # the AddConfig SoCs it is given
+    inputs: tuple[SourceTensor, ...] = ()
+    outputs: tuple[SourceTensor, ...] = ()
+
+
+@dataclass(frozen=True)
 class SourceOp:
     """One op as its source declares it."""
 
@@ -74,6 +85,8 @@ class SourceOp:
     attrs: tuple[SourceAttr, ...] = ()
     socs: tuple[str, ...] = ()  # AddConfig SoC names (families) as written
     aicpu: bool = False  # OpDef this->AICPU(): an AI CPU op (opkit generates AI Core projects)
+    soc_configs: tuple[SocConfig, ...] = ()  # OpDef: per-SoC OpAICoreConfig blocks that declare descriptors
+    helpers: tuple[str, ...] = ()  # OpDef: functions its constructor calls (SetAscendConfig(...)), not followed
     skipped: tuple[Skipped, ...] = ()
     schema: str = ""  # the PyTorch schema the source itself states (a yaml func; opkit's op_host comment)
     schema_line: int = 0

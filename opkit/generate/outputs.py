@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from opkit import naming
+from opkit.samples import optional_dispatch_tensor
 from opkit.signature import Argument, OpSignature
 
 _DIM_RE = re.compile(r"^(?P<arg>[A-Za-z_][A-Za-z0-9_]*)\.(?P<index>-?\d+)$")
@@ -182,7 +183,7 @@ def like_problem(sig: OpSignature, like: str, what: str) -> str | None:
     arg = sig.argument(like)
     if arg is None:
         return f"{what} {like!r} is not an argument of the schema; {would}"
-    if not can_size_outputs(arg):
+    if not can_size_outputs(arg) and like != optional_dispatch_tensor(sig):
         kind = "optional (it may be None)" if arg.type.optional else f"a {arg.type}, not a tensor"
         return f"{what} {like!r} is {kind}: outputs copy the size and dtype of a Tensor or Tensor[] argument; {would}"
     return None
@@ -228,7 +229,8 @@ def shape_problem(sig: OpSignature, rule: OutputRule) -> str | None:
 
 def default_out_like(sig: OpSignature) -> str:
     """The tensor whose size and dtype fresh outputs copy: the first plain Tensor that is not written,
-    else any plain Tensor, else the first Tensor[] (ops whose tensors are all lists).
+    else any plain Tensor, else the first Tensor[] (ops whose tensors are all lists), else the first
+    Tensor? (ops whose tensors are all optional).
 
     torchair's my_inplace example sizes its output like ``y``, the input it does not mutate.
     """
@@ -236,4 +238,4 @@ def default_out_like(sig: OpSignature) -> str:
     unwritten = [a for a in candidates if not a.is_mutated]
     lists = [a for a in sig.arguments if can_size_outputs(a) and a.type.is_list]
     chosen = unwritten or candidates or lists
-    return chosen[0].name if chosen else ""
+    return chosen[0].name if chosen else optional_dispatch_tensor(sig)

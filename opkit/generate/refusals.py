@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from opkit.generate.outputs import OutputRule, default_out_like
+from opkit.samples import optional_dispatch_tensor
 from opkit.naming import default_style
 from opkit.signature import REFUSED_TYPES, ArgType, Argument, Dialect, OpSignature, Return, SchemaError, parse_schema
 
@@ -198,3 +199,16 @@ def refusal(sig: OpSignature, schema: str, style: str) -> Refusal | None:
     if result.adds_input:
         reasons.append(NO_TENSOR_INPUT)
     return _refused(schema, style, reasons, result.signature, result.outputs)
+
+
+def optional_only_warning(sig: OpSignature) -> str | None:
+    """Not a refusal: an op whose tensors are all ``Tensor?`` runs (torch dispatches on the tensors passed),
+    but a call passing none of them has no device, and its outputs are sized like the first one."""
+    like = optional_dispatch_tensor(sig)
+    if not like or not sig.fresh_returns:
+        return None
+    return (
+        f"every tensor of {sig.name} is optional: torch dispatches it on the tensors a call passes, so a call that "
+        f"passes none fails ('There were no tensor arguments to this function'); its outputs are sized like {like!r}, "
+        f"which a call must pass (or write the sizes in the Meta function)"
+    )

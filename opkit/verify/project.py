@@ -174,6 +174,7 @@ def sample_arguments(
     import torch
 
     from opkit.samples import TENSOR_LIST_LENGTH, NoSample, sample_call, sample_call_passing_defaults
+    from opkit.signature import DType
 
     dtype = dtype or torch.float32
     shape = shape or SAMPLE_SHAPE
@@ -196,6 +197,8 @@ def sample_arguments(
             value = [tensor() for _ in range(TENSOR_LIST_LENGTH)]
         elif sample.kind == "dtype":
             value = dtype
+        elif isinstance(sample.value, DType):  # a ScalarType default (``ScalarType d=39``): the torch dtype it names
+            value = getattr(torch, sample.value.name)
         else:
             value = sample.value
         if sample.kwarg_only:

@@ -138,9 +138,11 @@ def test_split_constructs_are_read_or_listed(tmp_path):
     assert skipped == [
         (19, "the value of REQUIRED attr 'k' is not a default; it stays required"),
         (21, "unknown call this->Frobnicate(...) skipped"),
-        (24, "per-SoC input 'x' of OpAICoreConfig cfg not carried over (the op's own columns are used)"),
     ]
+    (config,) = source.soc_configs  # the per-SoC block is read as its own view of the op
+    assert (config.name, config.socs, [(t.name, t.dtypes, t.line) for t in config.inputs], config.outputs) == ("cfg", ("ascend910b",), [("x", ("bfloat16",), 24)], ())
     adoption = adopt(str(path))
+    assert "OpAICoreConfig cfg (given to ascend910b) declares 'x' again for its SoCs: not carried over, the op's own columns are used" in adoption.notes
     assert adoption.spec.soc == ("ascend910b1", "ascend310p1")
     assert adoption.spec.output_rule("y").like == "x"  # Follow("x"): sized like x
     assert not any("output sizes" in n for n in adoption.notes)  # a Follow states the size

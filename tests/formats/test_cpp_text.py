@@ -92,3 +92,11 @@ def test_literal_values():
     assert literal_value('"a\\"b"') == 'a"b'
     assert literal_value("L'x'") == "x"
     assert literal_value('uR"--(a)"b)--"') == 'a)"b'
+
+
+def test_a_compound_statement_ends_its_statement():
+    text = "for (auto t : {1, 2}) { v.push_back(t); }\nx = {1, 2};\nif (a) { b(); } else { c(); }\nauto f = [this]() -> void { g(); };\nh();"
+    cpp = CppText(text)
+    assert [cpp.code[s:e] for s, e in cpp.statements(0, len(text))] == [
+        "for (auto t : {1, 2}) { v.push_back(t); }", "x = {1, 2}", "if (a) { b(); }", "else { c(); }", "auto f = [this]() -> void { g(); }", "h()",
+    ]  # fmt: skip

@@ -11,6 +11,7 @@ from opkit.lint.rules.opdef import call_skipped  # noqa: F401  O001
 from opkit.lint.rules.opdef import column_count_mismatch  # noqa: F401  O002
 from opkit.lint.rules.opdef import type_format_length  # noqa: F401  O003
 from opkit.lint.rules.opdef import no_soc  # noqa: F401  O004
+from opkit.lint.rules.opdef import dtype_not_in_msopgen  # noqa: F401  O005
 from opkit.lint.rules.opdef import tensor_argument_mismatch  # noqa: F401  O101
 from opkit.lint.rules.opdef import param_type_mismatch  # noqa: F401  O102
 from opkit.lint.rules.opdef import input_order  # noqa: F401  O103

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
-from opkit.formats.opdef_cpp import OpDefFile
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
 
 _X = 'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND})'
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
-from opkit.formats.opdef_cpp import OpDefFile
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
 
 
 @rule("O002", "opdef-column-count-mismatch", severity=Severity.ERROR, scope="opdef",
@@ -25,9 +28,12 @@ def column_count_mismatch(file: OpDefFile) -> Iterator[Violation]:
 
     Column *i* of every input and output together is one supported dtype combination (msopgen.md §1,
     the same rule as J010 for a prototype JSON), so every ``DataType`` list has the same length; a list
-    of one is the only one broadcast. The op is rejected when it is built.
+    of one is the only one broadcast. The op is rejected when it is built. An AI CPU op (``this->AICPU()``)
+    lists each descriptor's dtypes on their own, with no columns, so it is not checked.
     """
     for op in file.ops:
+        if op.aicpu:
+            continue
         tensors = [t for t in (*op.inputs, *op.outputs) if t.declared[0] > 1]
         if not tensors:
             continue

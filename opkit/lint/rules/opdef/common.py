@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from opkit import naming
-from opkit.formats.source_op import SourceOp
 from opkit.lint.project import LintProject
-from opkit.formats.opdef_cpp import OpDefFile
 from opkit.signature import OpSignature
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
+    from opkit.formats.source_op import SourceOp
 
 
 def opdef_example(inputs: str, outputs: str = 'this->Output("out").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});', extra: str = 'this->AICore().AddConfig("ascend910b");') -> str:
@@ -31,8 +35,32 @@ def pairs(project: LintProject) -> Iterator[tuple[OpDefFile, SourceOp, OpSignatu
     """Each OpDef with the new op's schema of the same OpType (yaml, Python registration or --schema).
 
     Overloads share an OpType (``my_op``, ``my_op.out``, ``my_op_`` → ``MyOp``): the default overload
-    of the non-in-place name is the one the OpDef serves, as for the J1xx rules.
+    of the non-in-place name is the one the OpDef serves, as for the J1xx rules. An OpDef with per-SoC
+    ``OpAICoreConfig`` descriptors is paired once per distinct view a SoC builds (``soc_views``).
     """
+    for file, op, sig in _pairs(project):
+        for view in soc_views(op):
+            yield file, view, sig
+
+
+def soc_views(op: SourceOp) -> list[SourceOp]:
+    """The op as each of its SoCs builds it: a SoC given an ``OpAICoreConfig`` with inputs or outputs of its
+    own builds those (the op's own where the config declares none); the others build the op's own. The
+    op's own view is left out when every SoC has a config of its own, and equal views count once."""
+    views: list[SourceOp] = []
+    covered = {soc for config in op.soc_configs for soc in config.socs}
+    if not op.soc_configs or not op.socs or any(soc not in covered for soc in op.socs):
+        views.append(op)
+    for config in op.soc_configs:
+        views.append(replace(op, inputs=config.inputs or op.inputs, outputs=config.outputs or op.outputs))
+    unique: dict[tuple, SourceOp] = {}
+    for view in views:
+        key = tuple((t.name, t.param_type) for t in (*view.inputs, *view.outputs))
+        unique.setdefault(key, view)
+    return list(unique.values())
+
+
+def _pairs(project: LintProject) -> Iterator[tuple[OpDefFile, SourceOp, OpSignature]]:
     if not project.opdef_files:
         return
     named = _exec_op_types(project)

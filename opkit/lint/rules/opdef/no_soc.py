@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
-from opkit.formats.opdef_cpp import OpDefFile
+
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
 
 _X = 'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});'
 
@@ -21,8 +24,9 @@ def no_soc(file: OpDefFile) -> Iterator[Violation]:
 
     msOpGen writes one ``AddConfig`` per SoC family of ``-c ai_core-<soc>``; without one the package
     holds no kernel for any chip and the op is not found at run time. An AI CPU op (``this->AICPU()``)
-    needs none.
+    needs none, and a constructor that calls a helper of its own (``SetAscendConfig(config, "ascend950")``)
+    may add them there, where opkit does not follow.
     """
     for op in file.ops:
-        if not op.socs and not op.aicpu:
+        if not op.socs and not op.aicpu and not op.helpers:
             yield Violation(f"{op.op_type}: no AICore().AddConfig(...): the op is built for no SoC", line=op.line, op=op.op_type)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
 
-from opkit.formats.opdef_cpp import OpDefFile
+if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for a yaml-only lint
+    from opkit.formats.opdef_cpp import OpDefFile
+
 
 
 @rule("O003", "opdef-type-format-length", severity=Severity.ERROR, scope="opdef",

@@ -26,13 +26,15 @@ def default_before_required(site: SchemaSite) -> Iterator[Violation]:
     if sig is None:
         return
     positional = sig.positional_arguments
-    for i, a in enumerate(positional):
-        if a.default is not None:
-            required = next((later for later in positional[i + 1 :] if later.default is None), None)
-            if required is not None:
-                yield Violation(
-                    f"'{a.name}' has a default but '{required.name}' after it has none: the default is never used",
-                    column=a.column or None,
-                    hint="put arguments with defaults after the required ones, or make the later ones keyword-only",
-                )
-                return
+    # The first defaulted argument is the one to report: if no required one follows it, none follows a later one.
+    first = next((i for i, a in enumerate(positional) if a.default is not None), None)
+    if first is None:
+        return
+    required = next((later for later in positional[first + 1 :] if later.default is None), None)
+    if required is not None:
+        a = positional[first]
+        yield Violation(
+            f"'{a.name}' has a default but '{required.name}' after it has none: the default is never used",
+            column=a.column or None,
+            hint="put arguments with defaults after the required ones, or make the later ones keyword-only",
+        )
