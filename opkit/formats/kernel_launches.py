@@ -15,10 +15,13 @@ traced through its last assignment before the launch (one variable deep).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from opkit.formats.cpp_tokens import CppSyntaxError, Token, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
+
+if TYPE_CHECKING:
+    from opkit.formats.cpp_tokens import Token
 
 # Where a launch's stream comes from (StreamOrigin.kind).
 NPU_STREAM = "npu_stream"  # the c10_npu::NPUStream object: <<<>>> drains the task queue before launching
@@ -118,6 +121,8 @@ def has_launches(text: str) -> bool:
 
 
 def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
+    from opkit.formats.cpp_tokens import CppSyntaxError, tokenize  # only when a launcher is read: a yaml-only lint never loads the C++ lexer
+
     try:
         tokens = [t for t in tokenize(text) if t.kind != "directive"]
     except CppSyntaxError as exc:

@@ -118,20 +118,28 @@ class CppMetaBuildError(RuntimeError):
     """The Meta function does not compile alone: the message is the compiler's first error."""
 
 
+_BUILT: dict[str, Path] = {}  # key → library built by this process
+
+
 def build(meta: CppMeta) -> Path:
-    """The compiled library of ``meta`` (built once per function text and torch version, in the opkit cache)."""
+    """The compiled library of ``meta``, built once per function text and torch version in this process.
+
+    Built in a private temporary directory, never in opkit's cache: a cache holds data, never code that a
+    later run would load (docs/security.md)."""
+    import atexit
+    import shutil
+    import tempfile
+
     import torch
     from torch.utils import cpp_extension
 
-    from opkit.lint.cache import cache_dir
-
     source = _source_file(meta)
     key = hashlib.sha256(f"{torch.__version__}\n{source}".encode()).hexdigest()[:16]
-    directory = cache_dir() / "cpp-meta" / key
+    if key in _BUILT:
+        return _BUILT[key]
+    directory = Path(tempfile.mkdtemp(prefix="opkit-cpp-meta-"))
+    atexit.register(shutil.rmtree, directory, True)
     library = directory / f"opkit_meta_{key}.so"
-    if library.is_file():
-        return library
-    directory.mkdir(parents=True, exist_ok=True)
     (directory / "meta.cpp").write_text(source, encoding="utf-8")
     try:
         built = cpp_extension.load(
@@ -142,6 +150,7 @@ def build(meta: CppMeta) -> Path:
         first = next((line.strip() for line in str(exc).splitlines() if "error:" in line), str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         raise CppMetaBuildError(first) from None
     del built  # is_python_module=False: nothing is returned, the library is written as <name>.so
+    _BUILT[key] = library
     return library
 
 

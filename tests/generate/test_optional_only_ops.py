@@ -35,4 +35,4 @@ def test_an_op_with_a_tensor_it_always_receives_is_unchanged():
     assert optional_dispatch_tensor(sig) == "" and optional_only_warning(sig) is None
     assert [s.name for s in sample_call(sig)] == ["x"]
     no_tensor = parse_schema("my_op(int n) -> Tensor", Dialect.TORCH_LIBRARY)
-    assert "no Tensor input" in refusal(no_tensor, "my_op(int n) -> Tensor", "library")  # still refused: nothing to dispatch on
+    assert "no Tensor input" in str(refusal(no_tensor, "my_op(int n) -> Tensor", "library"))  # still refused: nothing to dispatch on

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import torchgen
 import yaml
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 from torchgen import model as tg
 
@@ -281,6 +281,9 @@ def torch_library_schemas(draw) -> str:
 def test_the_grammar_mostly_draws_schemas_torch_accepts():
     verdicts: list[bool] = []
 
+    # A fixed seed: the share is a property of the grammar, measured on one fixed draw, so the test cannot
+    # fail by the luck of one run's draw.
+    @seed(20261201)
     @settings(max_examples=150, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(torch_library_schemas())
     def draw(text):

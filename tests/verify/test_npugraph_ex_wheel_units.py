@@ -488,9 +488,14 @@ def _tamper(root: Path, how: str) -> None:
         (root.parent / f"{root.name}.stamp.json").unlink()
     elif how == "stamp-corrupt":
         (root.parent / f"{root.name}.stamp.json").write_text("{")
+    elif how == "unpacked-keeping-less":  # by an earlier opkit that kept fewer parts of the wheel (no torch_npu/include/)
+        path = root.parent / f"{root.name}.stamp.json"
+        stamp = cachedir.load_json(path)
+        stamp["keep"] = stamp["keep"][:-1]
+        cachedir.store_json(path, stamp)
 
 
-TAMPERINGS = ["edited", "same-size-and-mtime", "file-added", "bytecode-planted", "file-removed", "file-replaced-by-symlink", "stamp-lost", "stamp-corrupt"]
+TAMPERINGS = ["edited", "same-size-and-mtime", "file-added", "bytecode-planted", "file-removed", "file-replaced-by-symlink", "stamp-lost", "stamp-corrupt", "unpacked-keeping-less"]
 
 
 @pytest.mark.parametrize("how", TAMPERINGS)

@@ -226,6 +226,7 @@ def _stamp_of(root: Path, record_digest: str) -> dict:
     files = _tree_files(root) or {}
     return {
         "format": STAMP_FORMAT,
+        "keep": list(_KEEP),  # a tree unpacked by an opkit that kept other parts of the wheel is unpacked again
         "record": record_digest,
         "files": {rel: [hashlib.sha256((root / rel).read_bytes()).hexdigest(), *_stat_key(info)] for rel, info in sorted(files.items())},
     }
@@ -240,7 +241,7 @@ def tree_is_intact(dest: Path) -> bool:
     """``dest`` holds exactly the files its stamp lists, each with its recorded content (hashed again only
     where its stat changed: size, mtime, inode or ctime)."""
     stamp = cachedir.load_json(_stamp_path(dest))
-    if not (isinstance(stamp, dict) and stamp.get("format") == STAMP_FORMAT and isinstance(stamp.get("files"), dict)):
+    if not (isinstance(stamp, dict) and stamp.get("format") == STAMP_FORMAT and stamp.get("keep") == list(_KEEP) and isinstance(stamp.get("files"), dict)):
         return False
     try:
         files = _tree_files(dest)
