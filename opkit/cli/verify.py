@@ -73,6 +73,24 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
     return (value if isinstance(value, tuple) else (value,)), {}
 
 
+def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
+    """Load the files, find the op, build its arguments and check it: all of it in the check's process."""
+    from opkit.verify import isolation
+    from opkit.verify.backends import resolve_backend
+    from opkit.verify.check import check_graph_entry
+
+    chosen = resolve_backend(backend)
+
+    def check():
+        _load_files(load_files)
+        op = _resolve_op(op_name)
+        args, kwargs = _example_args(example, op)
+        return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
+
+    target = isolation.Target(op_name, chosen.name, chosen.device, chosen.emulated)
+    return isolation.run_check(check, target, timeout=timeout, refusals=(ValueError, click.UsageError))
+
+
 @click.command("verify")
 @click.argument("project_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--op", "op_name", metavar="NS::NAME", help="Check a registered op instead of a project.")
@@ -101,12 +119,22 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
 )
 @click.option("--show-graph", is_flag=True, help="Print the captured graph (after functionalization when visible).")
 @click.option("--dynamic", is_flag=True, help="Compile with dynamic=True and sweep shapes: reports npugraph_ex's recaptures.")
-def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop a check that runs longer (a Meta, kernel or example that never returns) and report it as failed. "
+    "Default: OPKIT_VERIFY_TIMEOUT, else 300.",
+)
+def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic, timeout) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
     On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
     torch-npu wheel runs on CPU behind a stand-in NPU runtime (capture and replay emulated), with
     torch_npu's registration emulated for a project; without a wheel, aot_eager (Dynamo and AOTAutograd).
+
+    The check runs in a child process: user code that exits, hangs past --timeout or crashes the
+    interpreter is a failed stage, never a silent exit.
 
     Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
     """
@@ -118,14 +146,9 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
         if project_dir:
             from opkit.verify.project import verify_project
 
-            report = verify_project(project_dir, backend=backend, dynamic=dynamic)
+            report = verify_project(project_dir, backend=backend, dynamic=dynamic, timeout=timeout)
         else:
-            from opkit.verify.check import check_graph_entry
-
-            _load_files(load_files)
-            op = _resolve_op(op_name)
-            args, kwargs = _example_args(example, op)
-            report = check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic)
+            report = _check_op(op_name, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
     except (ProjectError, ValueError) as exc:
         click.echo(f"opkit verify: {exc}", err=True)
         sys.exit(2)
