@@ -73,6 +73,13 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
     return (value if isinstance(value, tuple) else (value,)), {}
 
 
+def _isolate() -> bool:
+    """The command runs its check in a child (one fork per command) unless OPKIT_VERIFY_ISOLATION=0."""
+    from opkit.verify import isolation
+
+    return isolation.wanted(None, default=True)
+
+
 def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
     """Load the files, find the op, build its arguments and check it: all of it in the check's process."""
     from opkit.verify import isolation
@@ -88,7 +95,7 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
         return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
 
     target = isolation.Target(op_name, chosen.name, chosen.device, chosen.emulated)
-    return isolation.run_check(check, target, timeout=timeout, refusals=(ValueError, click.UsageError))
+    return isolation.run_check(check, target, isolate=_isolate(), timeout=timeout, refusals=(ValueError, click.UsageError))
 
 
 @click.command("verify")
@@ -146,7 +153,7 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
         if project_dir:
             from opkit.verify.project import verify_project
 
-            report = verify_project(project_dir, backend=backend, dynamic=dynamic, timeout=timeout)
+            report = verify_project(project_dir, backend=backend, dynamic=dynamic, timeout=timeout, isolate=_isolate())
         else:
             report = _check_op(op_name, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
     except (ProjectError, ValueError) as exc:

@@ -78,9 +78,10 @@ def check_graph_entry(
     torch-npu wheel can be had, else aot_eager), ``npugraph_ex``, ``aot_eager``, ``inductor`` or ``eager``.
     ``dynamic=True`` sweeps shapes and reports recaptures. ``meta_samples``: more calls for the Meta
     function alone (e.g. with defaulted arguments passed).
-    ``isolate`` (default: wherever ``os.fork`` exists, unless ``OPKIT_VERIFY_ISOLATION=0``): run the check in a
-    child process, so that code which exits, hangs past ``timeout`` seconds (default ``OPKIT_VERIFY_TIMEOUT``
-    or 300) or crashes the interpreter is a failed stage of this report (``opkit.verify.isolation``).
+    ``isolate=True`` runs the check in a forked child, so that code which exits, hangs past ``timeout`` seconds
+    (default ``OPKIT_VERIFY_TIMEOUT``, else 300) or crashes the interpreter is a failed stage of this report
+    (``opkit.verify.isolation``). Default: in-process (a ``SystemExit`` is still a failed stage), unless a
+    ``timeout`` is given or ``OPKIT_VERIFY_ISOLATION=1``; ``opkit verify`` and ``assert_enters_graph`` isolate.
     """
     chosen = resolve_backend(backend)
     device = device or chosen.device

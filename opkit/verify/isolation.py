@@ -33,7 +33,7 @@ from opkit.verify.report import GraphEntryReport, Problem, Stage
 
 DEFAULT_TIMEOUT_S = 300.0  # docs/verify-isolation.md: the slowest real check here, with margin
 TIMEOUT_ENV = "OPKIT_VERIFY_TIMEOUT"
-ISOLATION_ENV = "OPKIT_VERIFY_ISOLATION"  # "0": run checks in-process
+ISOLATION_ENV = "OPKIT_VERIFY_ISOLATION"  # "1": every check in a child, "0": none (unless asked for)
 _GRACE_S = 0.5  # after asking a timed-out child for its stack, before killing it
 
 _channel: int | None = None  # in a child: the pipe to the parent
@@ -54,9 +54,18 @@ def in_child() -> bool:
     return _channel is not None
 
 
-def available() -> bool:
-    """Whether checks can run in a child here: POSIX fork, not already in a child, not turned off."""
-    return hasattr(os, "fork") and not in_child() and os.environ.get(ISOLATION_ENV, "1") != "0"
+def wanted(isolate: bool | None, *, timeout: float | None = None, default: bool = False) -> bool:
+    """Whether a check runs in a child: ``isolate`` when given; else ``OPKIT_VERIFY_ISOLATION`` ("1" or "0")
+    when set; else ``default`` (the CLI and the pytest helpers: True; library calls: False) or when a
+    ``timeout`` is asked for, which only a child can enforce. Never without ``os.fork`` or inside a child."""
+    if in_child() or not hasattr(os, "fork"):
+        return False
+    if isolate is not None:
+        return isolate
+    env = os.environ.get(ISOLATION_ENV, "")
+    if env in ("0", "1"):
+        return env == "1"
+    return default or timeout is not None
 
 
 def default_timeout() -> float:
@@ -150,8 +159,8 @@ def run_check(
     timeout: float | None = None,
     refusals: tuple[type[BaseException], ...] = (),
 ) -> GraphEntryReport:
-    """``work()`` in a child when ``isolate`` (default: ``available()``), else in-process and guarded."""
-    if not (available() if isolate is None else isolate):
+    """``work()`` in a child when ``wanted(isolate, timeout=timeout)``, else in-process, guarded."""
+    if not wanted(isolate, timeout=timeout):
         return run_guarded(work, target)
     if target.emulated:
         from opkit.verify import npugraph_ex

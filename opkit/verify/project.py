@@ -347,7 +347,7 @@ def verify_project(
 ) -> GraphEntryReport:
     """Register the project's op (emulated off-NPU) and check that it enters one graph with no breaks.
 
-    ``isolate``, ``timeout``: as ``check_graph_entry``'s; the child process loads the project too (its Meta
+    ``isolate``, ``timeout``: as ``check_graph_entry``'s; a child process loads the project too (its Meta
     file and reference run there). ``keep_registered`` leaves the op registered in this process, so it
     runs in-process."""
     from opkit.verify import isolation
