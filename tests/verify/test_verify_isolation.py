@@ -317,6 +317,9 @@ def test_graph_pool_memory_outlives_npugraph_ex_s_own_reference_to_it():
 
 @pytest.mark.usefixtures("npugraph_ex_wheel")
 def test_the_npugraph_ex_wait_op_passes_and_never_aborts():
+    from opkit.verify import npugraph_ex
+
+    npugraph_ex.load()  # defines npugraph_ex's own ops
     x = torch.randn(4, 4)
     for _ in range(3):  # it aborted in about one run in three (in a child, a regression fails here, not the session)
         report = check_graph_entry(torch.ops.npugraph_ex.wait.default, ([x],), backend="npugraph_ex", opcheck=False, isolate=hasattr(os, "fork"))
