@@ -94,8 +94,8 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
         args, kwargs = _example_args(example, op)
         return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
 
-    target = isolation.Target(op_name, chosen.name, chosen.device, chosen.emulated)
-    return isolation.run_check(check, target, isolate=_isolate(), timeout=timeout, refusals=(ValueError, click.UsageError))
+    header = isolation.ReportHeader(op_name, chosen.name, chosen.device, chosen.emulated)
+    return isolation.run_check(check, header, isolate=_isolate(), timeout=timeout, refusals=(ValueError, click.UsageError))
 
 
 @click.command("verify")

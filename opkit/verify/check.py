@@ -85,13 +85,13 @@ def check_graph_entry(
     """
     chosen = resolve_backend(backend)
     device = device or chosen.device
-    target = isolation.Target(as_target(fn_or_op, ops).label, chosen.name, device, chosen.emulated, tuple(notes))
+    header = isolation.ReportHeader(as_target(fn_or_op, ops).label, chosen.name, device, chosen.emulated, tuple(notes))
     check = functools.partial(
         _check, fn_or_op, args, kwargs, backend, chosen, device,
         ops=ops, fullgraph=fullgraph, dynamic=dynamic, options=options, real_kernel=real_kernel, opcheck=opcheck,
         atol=atol, rtol=rtol, notes=notes, meta_samples=meta_samples,
     )  # fmt: skip
-    return isolation.run_check(check, target, isolate=isolate, timeout=timeout)
+    return isolation.run_check(check, header, isolate=isolate, timeout=timeout)
 
 
 def _check(

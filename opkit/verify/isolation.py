@@ -40,8 +40,8 @@ _channel: int | None = None  # in a child: the pipe to the parent
 
 
 @dataclass(frozen=True)
-class Target:
-    """What the parent says about a check it could not get a report for."""
+class ReportHeader:
+    """What a report says of its check before any stage ran: the parent heads a failed report it builds with it."""
 
     target: str
     backend: str
@@ -95,23 +95,23 @@ def _send(message: dict) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def failed(target: Target, stage: Stage, check: str, message: str, next_action: str, detail: str | None = None) -> GraphEntryReport:
+def failed(header: ReportHeader, stage: Stage, check: str, message: str, next_action: str, detail: str | None = None) -> GraphEntryReport:
     return GraphEntryReport(
-        target=target.target,
-        backend=target.backend,
-        device=target.device,
-        emulated=target.emulated,
+        target=header.target,
+        backend=header.backend,
+        device=header.device,
+        emulated=header.emulated,
         graph_count=0,
         graph_break_count=0,
         problems=(Problem(stage, check, message, next_action, None, detail),),
-        notes=target.notes,
+        notes=header.notes,
     )
 
 
-def exited(target: Target, stage: Stage, code) -> GraphEntryReport:
+def exited(header: ReportHeader, stage: Stage, code) -> GraphEntryReport:
     """The checked code raised ``SystemExit(code)``: a failed stage, whatever the code."""
     return failed(
-        target,
+        header,
         stage,
         "exited",
         f"the checked code called sys.exit({code!r}) during the {stage.title} stage: nothing after it was checked",
@@ -119,41 +119,31 @@ def exited(target: Target, stage: Stage, code) -> GraphEntryReport:
     )
 
 
-def run_guarded(work: Callable[[], GraphEntryReport], target: Target) -> GraphEntryReport:
+def run_guarded(work: Callable[[], GraphEntryReport], header: ReportHeader) -> GraphEntryReport:
     """``work()`` in this process, a ``SystemExit`` from it reported as a failed stage."""
-    tracker = _StageTracker()
-    previous = _tracker
-    _set_tracker(tracker)
+    global _stage
+    outer, _stage = _stage, Stage.REGISTRATION
     try:
         return work()
     except SystemExit as exc:
-        return exited(target, tracker.stage, exc.code)
+        return exited(header, _stage, exc.code)
     finally:
-        _set_tracker(previous)
+        _stage = outer
 
 
-class _StageTracker:
-    stage = Stage.REGISTRATION
-
-
-_tracker: _StageTracker | None = None
-
-
-def _set_tracker(tracker: _StageTracker | None) -> None:
-    global _tracker
-    _tracker = tracker
+_stage: Stage | None = None  # the stage the innermost guarded check has started
 
 
 def note_stage(stage: Stage) -> None:
     """Called as each stage starts: in a child it goes to the parent; in-process it is remembered for a SystemExit."""
-    if _tracker is not None:
-        _tracker.stage = stage
+    global _stage
+    _stage = stage
     _send({"stage": stage.value})
 
 
 def run_check(
     work: Callable[[], GraphEntryReport],
-    target: Target,
+    header: ReportHeader,
     *,
     isolate: bool | None = None,
     timeout: float | None = None,
@@ -161,12 +151,12 @@ def run_check(
 ) -> GraphEntryReport:
     """``work()`` in a child when ``wanted(isolate, timeout=timeout)``, else in-process, guarded."""
     if not wanted(isolate, timeout=timeout):
-        return run_guarded(work, target)
-    if target.emulated:
+        return run_guarded(work, header)
+    if header.emulated:
         from opkit.verify import npugraph_ex
 
         npugraph_ex.load()  # once, in the parent: every child inherits it loaded
-    return run(work, target, timeout=timeout, refusals=refusals)
+    return run(work, header, timeout=timeout, refusals=refusals)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,7 +166,7 @@ def run_check(
 
 def run(
     work: Callable[[], GraphEntryReport],
-    target: Target,
+    header: ReportHeader,
     *,
     timeout: float | None = None,
     refusals: tuple[type[BaseException], ...] = (),
@@ -192,16 +182,16 @@ def run(
     pid = os.fork()
     if pid == 0:  # pragma: no cover (the child: measured through its report)
         os.close(read_end)
-        _child(work, target, write_end, stacks, refusals)
+        _child(work, header, write_end, stacks, refusals)
     os.close(write_end)
     try:
-        return _parent(pid, read_end, stacks, target, timeout, refusals)
+        return _parent(pid, read_end, stacks, header, timeout, refusals)
     finally:
         os.close(read_end)
         stacks.close()
 
 
-def _child(work, target: Target, channel: int, stacks, refusals) -> None:  # pragma: no cover
+def _child(work, header: ReportHeader, channel: int, stacks, refusals) -> None:  # pragma: no cover
     global _channel
     status = 0
     try:
@@ -214,7 +204,7 @@ def _child(work, target: Target, channel: int, stacks, refusals) -> None:  # pra
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
         try:
-            report = run_guarded(work, target)
+            report = run_guarded(work, header)
             _send({"report": report.to_dict()})
         except refusals as exc:
             message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # click's errors
@@ -232,7 +222,7 @@ def _child(work, target: Target, channel: int, stacks, refusals) -> None:  # pra
         os._exit(status)  # never the parent's atexit handlers, pytest's finalizers, or a second report
 
 
-def _parent(pid: int, channel: int, stacks, target: Target, timeout: float, refusals) -> GraphEntryReport:
+def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float, refusals) -> GraphEntryReport:
     deadline = time.monotonic() + timeout
     buffer = b""
     stage = Stage.REGISTRATION
@@ -265,7 +255,7 @@ def _parent(pid: int, channel: int, stacks, target: Target, timeout: float, refu
         status = _reap(pid)
     if timed_out:
         return failed(
-            target,
+            header,
             stage,
             "timeout",
             f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage)",
@@ -277,13 +267,13 @@ def _parent(pid: int, channel: int, stacks, target: Target, timeout: float, refu
         try:
             return GraphEntryReport.from_dict(result["report"])
         except (KeyError, TypeError, ValueError) as exc:
-            return failed(target, stage, "bad_report", f"the check's process sent a report opkit cannot read: {exc}", "report this as an opkit bug")
+            return failed(header, stage, "bad_report", f"the check's process sent a report opkit cannot read: {exc}", "report this as an opkit bug")
     if result is not None and "refused" in result:
         kind = next((c for c in refusals if c.__name__ == result.get("type")), refusals[0])
         raise kind(str(result["refused"]))
     if result is not None and "error" in result:
         return failed(
-            target,
+            header,
             stage,
             "internal_error",
             f"the check itself failed during the {stage.title} stage: {result['error']}",
@@ -293,7 +283,7 @@ def _parent(pid: int, channel: int, stacks, target: Target, timeout: float, refu
     if status < 0:
         name = _signal_name(-status)
         return failed(
-            target,
+            header,
             stage,
             "crashed",
             f"the check's process died of {name} during the {stage.title} stage (a native crash in the checked code "
@@ -302,7 +292,7 @@ def _parent(pid: int, channel: int, stacks, target: Target, timeout: float, refu
             _stack(stacks),
         )
     return failed(
-        target,
+        header,
         stage,
         "exited",
         f"the check's process ended with exit status {status} during the {stage.title} stage without a verdict "

@@ -355,9 +355,9 @@ def verify_project(
 
     project = load_project(project_dir)
     chosen = resolve_backend(backend)
-    target = isolation.Target(project.qualname, chosen.name, chosen.device, chosen.emulated)
+    header = isolation.ReportHeader(project.qualname, chosen.name, chosen.device, chosen.emulated)
     check = functools.partial(_verify_loaded, project, chosen, backend=backend, example=example, keep_registered=keep_registered, dynamic=dynamic)
-    return isolation.run_check(check, target, isolate=False if keep_registered else isolate, timeout=timeout, refusals=(ProjectError,))
+    return isolation.run_check(check, header, isolate=False if keep_registered else isolate, timeout=timeout, refusals=(ProjectError,))
 
 
 def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_registered: bool, dynamic: bool) -> GraphEntryReport:
