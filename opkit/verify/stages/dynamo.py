@@ -47,6 +47,12 @@ def dynamo(ctx) -> list[Problem] | None:
         ctx.graph_breaks = explained[1] if explained else []
     if capture.dynamo_graphs:
         ctx.ops_in_graph = graphs.find_ops(ctx.op_names, capture.aot_graphs, capture.dynamo_graphs)
+    ctx.notes += [
+        f"{o.op} has its own Functionalize kernel: the functionalized graph holds what that kernel calls (its "
+        "functional twin), so the op's presence was read from Dynamo's graph"
+        for o in ctx.ops_in_graph
+        if o.form == graphs.FUNCTIONALIZE_KERNEL_FORM
+    ]
     for o in ctx.ops_in_graph:
         if not o.found and capture.compiled:
             problems.append(
