@@ -135,7 +135,7 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]], outputs: lis
                     "meta_returns",
                     f"the Meta function of {name} returns {len(values)} value(s), the schema declares {len(returns)} "
                     f"({str(schema).rpartition(' -> ')[2]})",
-                    "return exactly the schema's returns: None for '-> ()' or '-> None', one tensor for '-> Tensor', a tuple for several",
+                    "return exactly the schema's returns: None for '-> ()', one tensor for '-> Tensor', a tuple for several",
                     name,
                 )
             )
