@@ -168,3 +168,31 @@ def test_zero_captures_are_said_next_to_the_verdict():
     assert format_report(report(1)).splitlines()[0].startswith("PASS: f")
     assert "force_eager=True" in checks.no_capture_note(Observation(), {"force_eager": True})
     assert "without capturing" in checks.no_capture_note(Observation(), None)
+
+
+# -- an op's own Functionalize kernel: its functional twin is what the graph holds ------------------------
+
+
+def _twin_of_double(out):
+    return out * 2
+
+
+def _double_functionalize(out):
+    torch._sync(out)
+    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize)):
+        new = OPS.double_functional(torch._from_functional_tensor(out))
+    torch._functionalize_replace(out, new)
+    torch._functionalize_commit_update(out)
+    torch._sync(out)
+
+
+_op("double_functional(Tensor out) -> Tensor", _twin_of_double, lambda out: out.new_empty(out.shape[1:]), composite=True)
+_op("double_(Tensor(a!) out) -> ()", lambda out: (out.mul_(2), None)[1], lambda out: None)
+_LIB.impl("double_", _double_functionalize, "Functionalize")
+
+
+def test_an_op_renamed_by_its_functionalize_kernel_is_in_the_graph_and_its_twins_meta_is_checked():
+    report = check_graph_entry(lambda x: OPS.double_(x), (torch.ones(2, 3),), backend="aot_eager", opcheck=False)
+    assert [(o.op, o.found, o.form) for o in report.ops_in_graph] == [(f"{NS}::double_", True, "functionalize_kernel")]
+    assert [(p.check, p.op) for p in report.problems] == [("fake_vs_real", f"{NS}::double_functional")]
+    assert any("Functionalize kernel" in n for n in report.notes)
