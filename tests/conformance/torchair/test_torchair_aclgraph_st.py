@@ -16,14 +16,6 @@ tair = torch.ops.tair
 STREAMS = "npugraph_ex's scope ops (npu_stream_switch, npu_wait_tensor) abort the interpreter: engineer `isolation` owns that abort"
 
 
-@pytest.fixture
-def sin_cos_reinplaceable():
-    from opkit.verify import npugraph_ex
-    from tair_ops import register_sin_cos_reinplace
-
-    table, key = register_sin_cos_reinplace(npugraph_ex.load().module)
-    yield
-    table.pop(key, None)
 
 
 @pytest.mark.usefixtures("sin_cos_reinplaceable")

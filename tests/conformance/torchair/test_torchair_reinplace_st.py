@@ -153,15 +153,6 @@ def test_lists_old_functionalize():
     assert all(c.ok for c in report.comparisons)
 
 
-@pytest.fixture
-def sin_cos_reinplaceable():
-    """sin_cos_functional registered with npugraph_ex as re-inplaceable, as TorchAir's stub does."""
-    from opkit.verify import npugraph_ex
-    from tair_ops import register_sin_cos_reinplace
-
-    table, key = register_sin_cos_reinplace(npugraph_ex.load().module)
-    yield
-    table.pop(key, None)
 
 
 @pytest.mark.usefixtures("sin_cos_reinplaceable")
