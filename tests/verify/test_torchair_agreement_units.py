@@ -196,3 +196,24 @@ def test_an_op_renamed_by_its_functionalize_kernel_is_in_the_graph_and_its_twins
     assert [(o.op, o.found, o.form) for o in report.ops_in_graph] == [(f"{NS}::double_", True, "functionalize_kernel")]
     assert [(p.check, p.op) for p in report.problems] == [("fake_vs_real", f"{NS}::double_functional")]
     assert any("Functionalize kernel" in n for n in report.notes)
+
+
+def test_a_check_does_not_inherit_an_earlier_checks_dynamic_sizes():
+    # Dynamo keeps automatic-dynamic state per (file, line, name) of a code object: every check's entry has
+    # its own name, so the same sweep recompiles the same way in every check, whatever ran before it.
+    from opkit.verify.stages.context import fresh_entry
+
+    def graphs_of_a_sweep() -> int:
+        compiled = []
+
+        def backend(gm, example_inputs):
+            compiled.append(gm)
+            return gm.forward
+
+        run = torch.compile(fresh_entry(lambda x: x + 1), backend=backend, dynamic=True, fullgraph=True)
+        run(torch.randn(2, 2))
+        run(torch.randn(3, 2))  # breaks the duck-sized first shape's guard
+        return len(compiled)
+
+    assert [graphs_of_a_sweep() for _ in range(2)] == [2, 2]
+    assert fresh_entry(abs).__code__.co_name != fresh_entry(abs).__code__.co_name
