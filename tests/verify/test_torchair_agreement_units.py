@@ -201,7 +201,7 @@ def test_an_op_renamed_by_its_functionalize_kernel_is_in_the_graph_and_its_twins
 def test_a_check_does_not_inherit_an_earlier_checks_dynamic_sizes():
     # Dynamo keeps automatic-dynamic state per (file, line, name) of a code object: every check's entry has
     # its own name, so the same sweep recompiles the same way in every check, whatever ran before it.
-    from opkit.verify.stages.context import fresh_entry
+    from opkit.verify.stages.inputs import fresh_entry
 
     def graphs_of_a_sweep() -> int:
         compiled = []

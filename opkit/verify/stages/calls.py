@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opkit.verify.backends import Backend, GraphCapture
-from opkit.verify.stages.context import clone_tree, fresh_entry
+from opkit.verify.stages.inputs import clone_tree, fresh_entry
 
 @dataclass
 class CompiledCall:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from opkit.verify import diagnose, graphs
 from opkit.verify.report import GraphBreak, Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import clone_tree, fresh_entry
+from opkit.verify.stages.inputs import clone_tree, fresh_entry
 
 def explain_breaks(fn, args, kwargs) -> tuple[int, list[GraphBreak]] | None:
     """All breaks, not only the first that fullgraph=True stops at, as torch._dynamo.explain sees them."""

@@ -10,7 +10,7 @@ from typing import Any
 from opkit.verify import diagnose
 from opkit.verify.report import Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import clone_tree
+from opkit.verify.stages.inputs import clone_tree
 
 # Namespaces whose ops are PyTorch's own: never "the custom op under test".
 _BUILTIN_NAMESPACES = frozenset({"aten", "prims", "higher_order", "_c10d_functional", "c10d", "profiler", "_ops"})
