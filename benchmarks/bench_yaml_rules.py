@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from opkit.lint import load_rules
-from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
+from opkit.formats.op_plugin_yaml import load_op_plugin_yaml
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "op-plugin" / "op_plugin_functions.yaml"
 

@@ -6,8 +6,11 @@ so the two cannot drift. Nothing here imports torch.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from opkit.signature import Argument, DType, OpSignature
 
@@ -312,3 +315,22 @@ def prototype_from_signature(
         # An AI Core op writes its result to an output; an op that returns nothing and mutates nothing does no work.
         raise UnsupportedSignature("the op returns nothing and mutates nothing; return a Tensor or mark the written input Tensor(a!)")
     return Prototype(op_type or sig.op_type, tuple(inputs), tuple(outputs), tuple(attrs))
+
+
+def cpp_literal(value: Any) -> str:
+    """A default as C++ source: ``true``, ``1``, ``1e-06``, ``"abc"``, ``{1, 1}`` (braces, so ListInt compiles)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} has no C++ literal")
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a C string literal for the plain text msOpGen allows
+    if isinstance(value, (list, tuple)):
+        return "{" + ", ".join(cpp_literal(v) for v in value) + "}"
+    if isinstance(value, DType):
+        return f"ge::{ge_dtype(value.name)}"
+    raise TypeError(f"no C++ literal for {value!r}")

@@ -117,3 +117,9 @@ def name_problem(name: str, *, what: str = "name") -> str | None:
     if name in CPP_KEYWORDS:
         return f"{what} {name!r} is a C++ keyword"
     return None
+
+
+def default_style(name: str) -> str:
+    """op-plugin, except for a name ending in '_': torchgen reads it as an ATen in-place op that must
+    return its input, which cannot enter a graph, while custom_op takes the name as it is."""
+    return "custom-op" if name.endswith("_") and not name.startswith("__") else "op-plugin"

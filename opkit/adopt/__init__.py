@@ -1,11 +1,12 @@
 """`opkit new --from`: adopt an op that already exists on the Ascend C side.
 
-Three source formats, one module each, one model (``model.SourceOp``) and one step to the spec
-`opkit new` generates from (``derive.adopt_source``):
+Three source formats, each read by its reader in ``opkit.formats`` into one model
+(``opkit.formats.source_op.SourceOp``), and one step to the spec `opkit new` generates from
+(``derive.adopt_source``):
 
-- ``msopgen_json``: an msOpGen prototype JSON (a list of ops or one; ``--op`` picks one);
-- ``opdef_cpp``: an op_host C++ file with an OpDef (a tolerant reader of the fluent declarations);
-- ``yaml_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``).
+- ``msopgen_json.read_prototype``: an msOpGen prototype JSON (a list of ops or one; ``--op`` picks one);
+- ``opdef_cpp.read_opdef``: an op_host C++ file with an OpDef (a tolerant reader of the fluent declarations);
+- ``op_plugin_yaml.read_entry``: an op_plugin_functions.yaml ``custom:`` entry (``--op NAME`` or ``NAME.OVERLOAD``).
 
 Nothing here imports torch.
 """
@@ -16,13 +17,13 @@ import os
 
 from typing import TYPE_CHECKING
 
-from opkit.adopt.model import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor
+from opkit.formats.source_op import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor
 
 if TYPE_CHECKING:
     from opkit.adopt.derive import Adoption
 
-# `opkit lint` reads OpDefs through ``opkit.adopt.opdef_cpp``: importing this package must stay light,
-# so the derivation (which needs the generator's spec) is imported when an op is adopted.
+# Importing this package must stay light, so the derivation (which needs the generator's spec) is
+# imported when an op is adopted.
 
 __all__ = ["AdoptError", "Adoption", "Skipped", "SourceAttr", "SourceOp", "SourceTensor", "adopt", "read_source", "source_kind"]
 
@@ -48,7 +49,7 @@ def source_kind(path: str, text: str) -> str:
 
 def read_source(path: str, op: str | None = None) -> SourceOp:
     """The op ``op`` (an OpType, or a yaml func NAME[.OVERLOAD]) of the file at ``path``."""
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     try:
         text = read_text(path)
@@ -56,14 +57,14 @@ def read_source(path: str, op: str | None = None) -> SourceOp:
         raise AdoptError(exc.message, path=path, line=exc.line) from None
     kind = source_kind(path, text)
     if kind == "json":
-        from opkit.adopt.msopgen_json import read_prototype
+        from opkit.formats.msopgen_json import read_prototype
 
         return read_prototype(path, text, op)
     if kind == "cpp":
-        from opkit.adopt.opdef_cpp import read_opdef
+        from opkit.formats.opdef_cpp import read_opdef
 
         return read_opdef(path, text, op)
-    from opkit.adopt.yaml_entry import read_entry
+    from opkit.formats.op_plugin_yaml import read_entry
 
     return read_entry(path, op)
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from opkit import msopgen, naming
-from opkit.adopt.model import AdoptError, Skipped, SourceOp, SourceTensor
+from opkit.formats.source_op import AdoptError, Skipped, SourceOp, SourceTensor
 from opkit.generate.spec import OpSpec, SpecError, format_dtypes, make_spec
 from opkit.signature import Alias, ArgType, Argument, Dialect, DType, OpSignature, Return, SchemaError, parse_schema
 

@@ -10,7 +10,7 @@ from opkit.lint import LintResult, Selection, Severity, baseline, diff, lint, lo
 from opkit.lint.config import ConfigError, load_config
 from opkit.lint.registry import unknown_patterns
 from opkit.lint.reporters import FORMATTERS, format_statistics
-from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
+from opkit.lint.finding import INPUT_ERRORS, INPUT_NOTES
 from opkit.signature import Dialect
 
 

@@ -25,7 +25,7 @@ def _load_files(paths: tuple[str, ...]) -> None:
     """Import user files that register ops (schema, Meta, kernels) before --op is looked up."""
     import importlib.util
 
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     for i, path in enumerate(paths):
         try:

@@ -9,7 +9,6 @@ cookiecutter-op/`` render the same files from the same logic.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -19,7 +18,6 @@ from jinja2.ext import Extension
 from opkit import msopgen
 from opkit.generate.model import ProjectModel
 from opkit.generate.spec import make_spec
-from opkit.signature import DType
 
 # cookiecutter variables that make up the spec (the rest are cookiecutter's own, '_'-prefixed).
 SPEC_VARIABLES = ("name", "schema", "inplace", "style", "namespace", "dtypes", "formats", "soc", "out_like", "vendor", "op_type", "outputs", "yaml_entry")
@@ -58,25 +56,6 @@ def opkit_project(cookiecutter: Mapping[str, Any]) -> ProjectModel:
     return _project(items)
 
 
-def cpp_literal(value: Any) -> str:
-    """A default as C++ source: ``true``, ``1``, ``1e-06``, ``"abc"``, ``{1, 1}`` (braces, so ListInt compiles)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{value} has no C++ literal")
-        return repr(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a C string literal for the plain text msOpGen allows
-    if isinstance(value, (list, tuple)):
-        return "{" + ", ".join(cpp_literal(v) for v in value) + "}"
-    if isinstance(value, DType):
-        return f"ge::{msopgen.ge_dtype(value.name)}"
-    raise TypeError(f"no C++ literal for {value!r}")
-
-
 def py_literal(value: Any) -> str:
     """A default as Python source."""
     return repr(value)
@@ -94,6 +73,6 @@ class OpkitExtension(Extension):
     def __init__(self, environment):
         super().__init__(environment)
         environment.globals["opkit_project"] = opkit_project
-        environment.filters["cpp_literal"] = cpp_literal
+        environment.filters["cpp_literal"] = msopgen.cpp_literal
         environment.filters["py_literal"] = py_literal
         environment.filters["yaml_scalar"] = yaml_scalar

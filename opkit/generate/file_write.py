@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from opkit.lint.sources import file_kind
+from opkit.formats.files import file_kind
 
 LOCK_TIMEOUT_S = 30.0
 _POLL_S = 0.02

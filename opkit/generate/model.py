@@ -394,10 +394,8 @@ class ProjectModel:
                 template = _OPTIONAL_ATTR_EXPRESSIONS.get(attr_type)
                 if template is None:
                     continue
-                from opkit.generate.extension import cpp_literal
-
                 default = msopgen.attr_default(a) if a.default is not None else msopgen.NONE_ATTR_DEFAULTS.get(attr_type, 0)
-                expression = template.format(n=a.name, d=cpp_literal(default) if not isinstance(default, str) or attr_type == "string" else default)
+                expression = template.format(n=a.name, d=msopgen.cpp_literal(default) if not isinstance(default, str) or attr_type == "string" else default)
             elif attr_type == "string":
                 expression = _STRING_EXPRESSION.format(n=a.name)
             else:

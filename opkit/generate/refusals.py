@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass, replace
 
 from opkit.generate.outputs import OutputRule, default_out_like
-from opkit.generate.spec import SpecError, default_style
+from opkit.naming import default_style
 from opkit.signature import REFUSED_TYPES, ArgType, Argument, Dialect, OpSignature, Return, SchemaError, parse_schema
 
 # A non-tensor return becomes a 0-dim tensor of this msOpGen dtype (an AI Core op writes only tensors).
@@ -48,14 +48,14 @@ def library_suggestion(schema: str, name: str, style: str) -> str:
     return f"; torch.library takes it: use --style library: {library_command(name, schema)}"
 
 
-def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> SpecError:
+def _refused(schema: str, style: str, reasons: list[str], fixed: OpSignature, outputs: tuple[OutputRule, ...] = ()) -> str:
     """The refusal of ``schema``, with ``fixed`` as written and the command that generates it (``--style`` only
     where the corrected name would not get ``style`` by default)."""
     command = new_command(fixed.name, fixed.text, style=style if style != default_style(fixed.name) else "", outputs=outputs)
-    return SpecError(f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text} ({command})")
+    return f"cannot generate {schema.partition('(')[0]}: {'; '.join(reasons)}. Corrected schema: {fixed.text} ({command})"
 
 
-def dimname_refusal(schema: str, style: str, dialect: Dialect) -> SpecError | None:
+def dimname_refusal(schema: str, style: str, dialect: Dialect) -> str | None:
     """torch 2.13's torchgen no longer parses Dimname: the documented refusal, with the int spelling."""
     if not re.search(r"\bDimname\b", schema):
         return None
@@ -144,7 +144,7 @@ def corrected_schema(sig: OpSignature) -> str | None:
     return str(result.signature) if result else None
 
 
-def refusal(sig: OpSignature, schema: str, style: str) -> SpecError | None:
+def refusal(sig: OpSignature, schema: str, style: str) -> str | None:
     """A documented refusal: why, and the corrected schema with the command that generates it.
 
     Every refusal has a correction: ``corrected`` changes exactly what a reason below names."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from opkit import __version__, msopgen, naming
 from opkit.generate.outputs import OutputRule, OutputRuleError, default_out_like, like_problem, parse_outputs, rank_read, shape_problem
+from opkit.generate.refusals import dimname_refusal, library_command, library_suggestion
+from opkit.generate.refusals import refusal as documented_refusal
 from opkit.samples import sample_shape
 from opkit.signature import Dialect, OpSignature, SchemaError, parse_schema
 
@@ -32,12 +34,6 @@ class SpecError(ValueError):
 def _split(value: str | list | tuple) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     return tuple(str(v).strip() for v in items if str(v).strip())
-
-
-def default_style(name: str) -> str:
-    """op-plugin, except for a name ending in '_': torchgen reads it as an ATen in-place op that must
-    return its input, which cannot enter a graph, while custom_op takes the name as it is."""
-    return "custom-op" if name.endswith("_") and not name.startswith("__") else "op-plugin"
 
 
 def default_schema(name: str, *, inplace: bool) -> str:
@@ -180,7 +176,7 @@ def make_spec(
     problem = naming.name_problem(name, what="op name")
     if problem:
         raise SpecError(problem)
-    style = style or default_style(name)
+    style = style or naming.default_style(name)
     if style not in STYLES:
         raise SpecError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
     if not schema:
@@ -228,11 +224,9 @@ def _checked_signature(spec: OpSpec, *, inplace: bool = False) -> OpSignature:
     try:
         sig = spec.signature
     except SchemaError as exc:
-        from opkit.generate.refusals import dimname_refusal, library_suggestion
-
         dimname = dimname_refusal(spec.schema, spec.style, spec.dialect)
         if dimname is not None:
-            raise dimname from None
+            raise SpecError(dimname) from None
         raise SpecError(f"bad schema {spec.schema!r}: {exc}{library_suggestion(spec.schema, spec.name, spec.style)}") from None
     if sig.name != spec.name:
         raise SpecError(f"the schema names the op {sig.name!r}, but NAME is {spec.name!r}")
@@ -253,11 +247,9 @@ def validate_spec(spec: OpSpec) -> None:
     if spec.style not in STYLES:
         raise SpecError(f"unknown style {spec.style!r}: choose one of {', '.join(STYLES)}")
     sig = _checked_signature(spec)
-    from opkit.generate.refusals import refusal as documented_refusal
-
     refusal = documented_refusal(sig, spec.schema, spec.style)
     if refusal is not None:
-        raise refusal
+        raise SpecError(refusal)
     for arg in sig.arguments:  # a name is an identifier: both dialects' parsers refuse any other
         if keyword.iskeyword(arg.name):
             # torch builds Python signatures from schemas (opcheck, torch.fx, keyword-only calls): it fails on these.
@@ -391,8 +383,6 @@ def _check_columns(spec: OpSpec, prototype: msopgen.Prototype) -> None:
 def _check_custom_op(sig: OpSignature, spec: OpSpec) -> None:
     """torch.library.custom_op infers the schema from Python annotations; some schemas it cannot produce:
     those are answered with the --style library command that generates them."""
-    from opkit.generate.refusals import library_command
-
     use = f"; use --style library: {library_command(spec.name, spec.schema)}"
     if sig.overload:
         raise SpecError(f"custom_op ops have no overload name ('.{sig.overload}'){use}")
@@ -426,7 +416,7 @@ def _check_lint_clean(spec: OpSpec) -> None:
 def load_spec(project_dir: str | os.PathLike) -> OpSpec:
     """Read and re-validate ``opkit.json`` of a generated project."""
     from opkit import jsonio
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     path = os.path.join(project_dir, SPEC_FILE)
     try:

@@ -23,7 +23,7 @@ import yaml
 
 from opkit import naming, yamlio
 from opkit.generate import file_write
-from opkit.lint.sources import InputError, decode_text, read_bytes
+from opkit.formats.files import InputError, decode_text, read_bytes
 from opkit.signature import Dialect, SchemaError, parse_schema
 
 SECTION = "custom"

@@ -56,7 +56,7 @@ def _choice(value: object, key: str, path: Path, choices: tuple[str, ...]) -> st
 
 def load_config(start: Path | None = None) -> LintConfig:
     """Settings from the nearest pyproject.toml with ``[tool.opkit.lint]``, or the defaults."""
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):

@@ -17,8 +17,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from opkit.lint.finding import Finding
-from opkit.lint.sources import InputError
+from opkit.formats.files import InputError
+from opkit.lint.finding import Finding, input_error_finding
 
 KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen", ".cpp": "opdef"}
 
@@ -73,11 +73,11 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
                 found += 1
             if not found:
                 named = f" (a directory, though named like a {kind_of(path)} file)" if kind_of(path) else ""
-                problems.append(InputError("E004", f"directory holds no .yaml/.yml, .py or .json file to lint{named}").finding(path))
+                problems.append(input_error_finding(InputError("E004", f"directory holds no .yaml/.yml, .py or .json file to lint{named}"), path))
         elif not os.path.lexists(path):
-            problems.append(InputError("E001", "no such file or directory").finding(path))
+            problems.append(input_error_finding(InputError("E001", "no such file or directory"), path))
         elif not kind_of(path):
-            problems.append(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or .cpp").finding(path))
+            problems.append(input_error_finding(InputError("E004", "unknown kind of input: expected .yaml/.yml, .py, .json or .cpp"), path))
         else:
             add(main, Input(path, kind_of(path), explicit=True))
     return [g for g in (main, *projects.values()) if g.inputs]

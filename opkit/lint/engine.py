@@ -7,10 +7,12 @@ import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.lint.finding import Finding, Severity, Violation
-from opkit.lint.registry import RULES, Rule, Selection, load_rules
+from opkit.formats.files import InputError, NotLinted, read_text
+from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
-from opkit.lint.sources import InputError, LintProject, NotLinted, SchemaSite, read_text
+from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
+from opkit.lint.project import LintProject
+from opkit.lint.registry import RULES, Rule, Selection, load_rules
 from opkit.signature import Dialect, OpSignature
 
 SCHEMA_PATH = "<schema>"
@@ -66,7 +68,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
     for item in group.inputs:
         text = texts[item.path]
         if isinstance(text, InputError):
-            project.input_findings.append(text.finding(item.path))
+            project.input_findings.append(input_error_finding(text, item.path))
             continue
         if item.kind == "python" and not item.explicit and not any(m in text for m in REGISTRATION_MARKERS):
             continue  # not a registration module
@@ -75,15 +77,15 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
         try:
             source = _loader(item.kind)(item.path, text, explicit=item.explicit)
         except InputError as exc:
-            project.input_findings.append(exc.finding(item.path))
+            project.input_findings.append(input_error_finding(exc, item.path))
             continue
         except NotLinted as exc:
-            project.input_findings.append(exc.finding(item.path))
+            project.input_findings.append(not_linted_finding(exc, item.path))
             continue
         except RecursionError:  # json, PyYAML and our builders recurse per nesting level
-            project.input_findings.append(InputError("E003", "nested too deeply to read").finding(item.path))
+            project.input_findings.append(input_error_finding(InputError("E003", "nested too deeply to read"), item.path))
             continue
-        project.input_findings.extend(e.finding(item.path) for e in getattr(source, "structure_errors", ()))
+        project.input_findings.extend(input_error_finding(e, item.path) for e in getattr(source, "structure_errors", ()))
         targets[item.kind].append(source)
     return project
 
@@ -91,18 +93,18 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
 def _loader(kind: str):
     """The source loader for a kind of file, imported on first use."""
     if kind == "yaml":
-        from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
+        from opkit.formats.op_plugin_yaml import load_op_plugin_yaml
 
         return load_op_plugin_yaml
     if kind == "python":
-        from opkit.lint.sources.registrations import load_registration_file
+        from opkit.formats.python_registrations import load_registration_file
 
         return load_registration_file
     if kind == "opdef":
-        from opkit.lint.sources.opdef_cpp import load_opdef_cpp
+        from opkit.formats.opdef_cpp import load_opdef_cpp
 
         return load_opdef_cpp
-    from opkit.lint.sources.msopgen_json import load_msopgen_json
+    from opkit.formats.msopgen_json import load_msopgen_json
 
     return load_msopgen_json
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from opkit.formats.files import InputError, NotLinted
+
 
 class Severity(enum.IntEnum):
     """Ordered, so ``--fail-on`` compares. FATAL is unreadable input: exit code 2, never a rule."""
@@ -63,3 +65,28 @@ class Violation:
     hint: str | None = None
     path: str | None = None
     op: str | None = None
+
+
+# Problems that stop a file being fully checked: stable codes, FATAL findings (exit code 2), listed by `opkit rules`.
+INPUT_ERRORS = {
+    "E001": ("unreadable-input", "The file cannot be read as text: missing, a directory, binary, not UTF-8, or too large."),
+    "E002": ("syntax-error", "The file is not valid YAML, JSON or Python, as its extension says it should be."),
+    "E003": ("unexpected-structure", "The file parses but is not shaped like the input it claims to be (a list where a mapping belongs, ...)."),
+    "E004": ("unknown-input", "opkit cannot tell what kind of input the path is (use .yaml/.yml, .py or .json)."),
+    "E005": ("internal-error", "A rule crashed on this input: a bug in opkit. The other rules and files are still checked; please report it with the input."),
+}
+
+# Inputs found but not linted: INFO findings, so a skipped file is visible yet never fails the run.
+INPUT_NOTES = {
+    "I001": ("input-skipped", "A file opkit recognised but does not lint (an empty yaml, autograd derivatives, a non-msOpGen JSON ...); the message says what it is."),
+}
+
+
+def input_error_finding(error: InputError, path: str) -> Finding:
+    """A reader's located error as the FATAL finding that makes `opkit lint` exit 2."""
+    return Finding(error.code, Severity.FATAL, error.message, path, error.line, error.column, hint=error.hint)
+
+
+def not_linted_finding(skip: NotLinted, path: str) -> Finding:
+    """A file a reader recognised but does not read, as an INFO finding."""
+    return Finding("I001", Severity.INFO, f"not linted: {skip.reason}", path)

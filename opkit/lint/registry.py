@@ -126,7 +126,7 @@ def matches(code: str, patterns: Iterable[str]) -> bool:
 
 def known_codes() -> dict[str, str]:
     """Every code opkit reports → its name: the rules, the input errors (E) and input notes (I)."""
-    from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
+    from opkit.lint.finding import INPUT_ERRORS, INPUT_NOTES
 
     return {code: r.name for code, r in load_rules().items()} | {code: name for code, (name, _) in (INPUT_ERRORS | INPUT_NOTES).items()}
 

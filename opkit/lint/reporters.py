@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from opkit import __version__
 from opkit.lint.finding import Finding, Severity
 from opkit.lint.registry import known_codes, load_rules
-from opkit.lint.sources import INPUT_ERRORS, INPUT_NOTES
+from opkit.lint.finding import INPUT_ERRORS, INPUT_NOTES
 
 _COLOURS = {Severity.FATAL: "\033[1;31m", Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _RESET, _BOLD = "\033[0m", "\033[1m"

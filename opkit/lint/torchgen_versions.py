@@ -14,7 +14,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from opkit.lint.sources.version_specs import version_number
+from opkit.formats.version_specs import version_number
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from opkit.verify import graphs, isolation, stages
 from opkit.verify.backends import Backend, auto_fallback_note, resolve_backend
 from opkit.verify.report import GraphEntryReport, Problem, Timings
-from opkit.verify.stages.context import CheckContext, as_target, to_device, quiet_torch_logs
+from opkit.verify.stages.context import CheckContext, as_target, quiet_torch_logs
+from opkit.verify.stages.inputs import to_device
 from opkit.verify.stages.opcheck import OPCHECK_ALL
 
 __all__ = ["OPCHECK_ALL", "check_graph_entry"]

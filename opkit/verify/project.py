@@ -103,7 +103,7 @@ def _yaml_func(path: Path, name: str) -> tuple[str | None, str]:
     import yaml
 
     from opkit import yamlio
-    from opkit.lint.sources import InputError, read_text
+    from opkit.formats.files import InputError, read_text
 
     try:
         data = yamlio.load(read_text(str(path))) or {}

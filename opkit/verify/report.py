@@ -267,8 +267,10 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     if color:
         verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
     backend = f"{report.backend} (emulated)" if report.emulated else report.backend
+    run = report.npugraph_ex
+    unseen = " (0 captures: nothing was captured or replayed)" if run is not None and run.calls and run.captures == 0 else ""
     lines.append(
-        f"{verdict}: {report.target} on backend={backend} device={report.device}: "
+        f"{verdict}{unseen}: {report.target} on backend={backend} device={report.device}: "
         f"graph_count={report.graph_count} graph_break_count={report.graph_break_count}"
     )
     for skipped in report.skipped:
@@ -301,7 +303,6 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
         lines.append(f"  fake vs real: {len(report.meta_checks) - len(bad)}/{len(report.meta_checks)} tensors agree")
     for oc in report.opcheck:
         lines.append(f"  opcheck {oc.op}: " + ", ".join(f"{k}={'ok' if v == 'SUCCESS' else 'FAILED'}" for k, v in oc.results))
-    run = report.npugraph_ex
     if run is not None:
         lines.append(
             f"  npugraph_ex ({run.source}): captures={run.captures} recaptures_for_moved_inputs={run.recaptures_for_moved_inputs} "

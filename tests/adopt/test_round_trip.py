@@ -19,7 +19,7 @@ from test_op_model import CASES as OP_MODEL_CASES  # noqa: E402
 
 from opkit import msopgen  # noqa: E402
 from opkit.adopt import adopt  # noqa: E402
-from opkit.adopt.opdef_cpp import SCHEMA_COMMENT  # noqa: E402
+from opkit.formats.opdef_cpp import SCHEMA_COMMENT  # noqa: E402
 from opkit.generate.spec import load_spec  # noqa: E402
 
 TORCHAIR_CASES = [

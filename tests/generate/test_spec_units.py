@@ -13,11 +13,11 @@ import os
 import pytest
 
 from opkit.generate.outputs import OutputRule
+from opkit.naming import default_style
 from opkit.generate.spec import (
     OpSpec,
     SpecError,
     default_schema,
-    default_style,
     format_dtypes,
     load_spec,
     make_spec,

@@ -238,7 +238,7 @@ def test_a_lint_keeps_nothing_of_what_it_loaded_alive(tmp_path):
     import gc
 
     from opkit.lint import lint
-    from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+    from opkit.formats.op_plugin_yaml import OpPluginFile
 
     path = tmp_path / "op_plugin_functions.yaml"
     path.write_text("custom:\n  - func: my_bad(Tensr x) -> Tensor\n  - func: my_op(Tensor x, int k) -> Tensor\n")

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from opkit.lint import Severity, lint
-from opkit.lint.sources.op_plugin_yaml import load_op_plugin_yaml
+from opkit.formats.op_plugin_yaml import load_op_plugin_yaml
 from opkit.signature import SchemaError
 
 PINNED_ERRORS = {

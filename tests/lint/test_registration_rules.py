@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from opkit.lint import lint
-from opkit.lint.sources.registrations import load_registration_file
+from opkit.formats.python_registrations import load_registration_file
 from opkit.signature import Dialect, parse_schema
 
 MY_OP = "my_op(Tensor x, Tensor? y, Tensor[] z, float attr1, int attr2) -> Tensor"

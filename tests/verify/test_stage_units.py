@@ -28,7 +28,8 @@ from opkit.verify.npugraph_ex.wheel import Wheel
 from opkit.verify.report import Comparison, GraphBreak, MetaCheck, OpcheckResult, OpInGraph, Problem, SkippedCheck, Stage, UncapturableOp
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
 from opkit.verify.stages.calls import CompiledCall, CompileRun
-from opkit.verify.stages.context import as_target, clone_tree, fresh_entry, has_fake_impl, signature_of, to_device
+from opkit.verify.stages.context import as_target, has_fake_impl, signature_of
+from opkit.verify.stages.inputs import clone_tree, fresh_entry, to_device
 from opkit.verify.stages.eager import EagerRun, OpCall
 
 X = torch.arange(6.0).reshape(2, 3)

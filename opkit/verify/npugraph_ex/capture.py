@@ -150,9 +150,13 @@ class NPUGraph:
                     key = storage.data_ptr()
                     if key not in self._pool and key not in self._saved:
                         self._saved[key] = (storage, storage.clone())
+        # A kernel's output is graph memory only when it is new memory: a view of an argument (select,
+        # as_strided, an in-place op returning its input) is the argument's memory, a user's input included,
+        # so a later write through it is undone at capture end like any write to that input.
+        argument_memory = {t.untyped_storage().data_ptr() for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
         out = func(*args, **kwargs)
         for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
+            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in argument_memory:
                 self._hold(t)
         self._kernels.append(_Kernel(func, args, kwargs, out))
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from opkit.verify import diagnose, graphs
 from opkit.verify.report import GraphBreak, Problem, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import clone_tree, fresh_entry
+from opkit.verify.stages.inputs import clone_tree, fresh_entry
 
 def explain_breaks(fn, args, kwargs) -> tuple[int, list[GraphBreak]] | None:
     """All breaks, not only the first that fullgraph=True stops at, as torch._dynamo.explain sees them."""
@@ -24,6 +24,18 @@ def _located(stack) -> str | None:
 
 
 
+def recompile_note(recompiles: list[tuple[str, int]]) -> str:
+    """What a report says of the graphs Dynamo compiled during a shape sweep after the model's first call:
+    recompiles opkit's own sweep shapes caused, counted neither as the model's graphs nor as breaks."""
+    calls = ", ".join(f"{label} ({n} graph{'s' if n > 1 else ''})" for label, n in recompiles)
+    return (
+        f"Dynamo recompiled the model for opkit's own sweep shapes: {calls}. The sweep grows dim 0 of every "
+        "input, which breaks what Dynamo specialised on the first shape (equal sizes duck-sized to one symbol, "
+        "a size of 0 or 1, a size a shape formula reaches 1 at); these graphs are not counted as the model's "
+        "graphs or breaks"
+    )
+
+
 @stage_unit("dynamo", Stage.DYNAMO)
 def dynamo(ctx) -> list[Problem] | None:
     """One graph, zero breaks (a break in the user's own code is located there), every target op in it."""
@@ -31,7 +43,11 @@ def dynamo(ctx) -> list[Problem] | None:
     if compiled is None:
         return None
     capture = compiled.capture
-    ctx.graph_count = len(capture.dynamo_graphs)
+    # A static check repeats the first call's shapes, so a recompile there is the model's own (a guard on
+    # changing Python state) and counts; in a shape sweep the new shapes are opkit's, and so are the recompiles.
+    ctx.graph_count = compiled.user_graphs if ctx.dynamic else len(capture.dynamo_graphs)
+    if ctx.dynamic and compiled.recompiles:
+        ctx.notes.append(recompile_note(compiled.recompiles))
     problems: list[Problem] = []
     if compiled.error is not None and not capture.dynamo_graphs:
         params = {n: ", ".join(a.name for a in s.arguments) for n, s in ctx.signatures.items()}
@@ -47,6 +63,12 @@ def dynamo(ctx) -> list[Problem] | None:
         ctx.graph_breaks = explained[1] if explained else []
     if capture.dynamo_graphs:
         ctx.ops_in_graph = graphs.find_ops(ctx.op_names, capture.aot_graphs, capture.dynamo_graphs)
+    ctx.notes += [
+        f"{o.op} has its own Functionalize kernel: the functionalized graph holds what that kernel calls (its "
+        "functional twin), so the op's presence was read from Dynamo's graph"
+        for o in ctx.ops_in_graph
+        if o.form == graphs.FUNCTIONALIZE_KERNEL_FORM
+    ]
     for o in ctx.ops_in_graph:
         if not o.found and capture.compiled:
             problems.append(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from opkit.verify import diagnose
 from opkit.verify.report import OpcheckResult, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.context import clone_tree
+from opkit.verify.stages.inputs import clone_tree
 from opkit.verify.stages.eager import OpCall
 from opkit.verify.stages.meta import first_call_per_op
 

@@ -10,7 +10,7 @@ from opkit.verify import diagnose
 from opkit.verify.report import Comparison, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
 from opkit.verify.stages.calls import CompileRun
-from opkit.verify.stages.context import clone_tree
+from opkit.verify.stages.inputs import clone_tree
 
 def _identical(got, want) -> bool:
     """Same metadata and bit-identical values (what a replay of a deterministic kernel gives)."""

@@ -8,7 +8,7 @@ from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import described, located, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile
+from opkit.formats.msopgen_json import MsOpGenFile
 
 
 @rule("J013", "attr-default-invalid", severity=Severity.ERROR, scope="msopgen",

@@ -8,7 +8,7 @@ from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import INI_ATTR_TYPES, described, located, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.formats.msopgen_json import MsOpGenFile, text_of
 
 
 @rule("J012", "attr-unknown-type", severity=Severity.ERROR, scope="msopgen",

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from opkit import msopgen
 from opkit.lint.finding import Violation
-from opkit.lint.sources import LintProject
-from opkit.lint.sources.msopgen_json import JsonOp, MsOpGenFile, strings, text_of
-from opkit.lint.sources.op_plugin_yaml import YNode
+from opkit.lint.project import LintProject
+from opkit.formats.msopgen_json import JsonOp, MsOpGenFile, strings, text_of
+from opkit.formats.op_plugin_yaml import YNode
 from opkit.signature import OpSignature
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import described, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile
+from opkit.formats.msopgen_json import MsOpGenFile
 
 
 @rule("J005", "descriptor-dropped", severity=Severity.ERROR, scope="msopgen",

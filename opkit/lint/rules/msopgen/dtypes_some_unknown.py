@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import described, kept_descriptors, unknown_dtypes, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile
+from opkit.formats.msopgen_json import MsOpGenFile
 
 
 @rule("J007", "dtypes-some-unknown", severity=Severity.WARNING, scope="msopgen",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources.msopgen_json import MsOpGenFile
+from opkit.formats.msopgen_json import MsOpGenFile
 
 
 @rule("J001", "op-missing", severity=Severity.ERROR, scope="msopgen",

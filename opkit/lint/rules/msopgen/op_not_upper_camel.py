@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import UPPER_CAMEL_RE
-from opkit.lint.sources.msopgen_json import MsOpGenFile
+from opkit.formats.msopgen_json import MsOpGenFile
 from opkit.naming import IDENTIFIER_RE, upper_camel
 
 

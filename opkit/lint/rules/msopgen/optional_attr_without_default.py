@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import described, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, text_of
+from opkit.formats.msopgen_json import MsOpGenFile, text_of
 
 
 @rule("J014", "optional-attr-without-default", severity=Severity.WARNING, scope="msopgen",

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import differs, pairs
-from opkit.lint.sources import LintProject
-from opkit.lint.sources.msopgen_json import text_of
+from opkit.lint.project import LintProject
+from opkit.formats.msopgen_json import text_of
 
 
 @rule("J103", "prototype-outputs-mismatch", severity=Severity.ERROR, scope="project",

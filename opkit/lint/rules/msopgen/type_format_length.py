@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import column_count, described, kept_descriptors, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, strings
+from opkit.formats.msopgen_json import MsOpGenFile, strings
 
 
 @rule("J009", "type-format-length", severity=Severity.ERROR, scope="msopgen",

@@ -8,7 +8,7 @@ from opkit import msopgen
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.msopgen.common import described, kept_descriptors, where
-from opkit.lint.sources.msopgen_json import MsOpGenFile, strings
+from opkit.formats.msopgen_json import MsOpGenFile, strings
 
 
 @rule("J008", "unknown-format", severity=Severity.ERROR, scope="msopgen",

@@ -9,7 +9,7 @@ from opkit import naming
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.op_plugin_yaml.common import exec_parts, gen_opapi_blocks
-from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+from opkit.formats.op_plugin_yaml import OpPluginFile
 
 
 @rule(

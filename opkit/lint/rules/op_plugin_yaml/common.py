@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from opkit.lint.finding import Violation
 from opkit.lint.registry import shared_index
-from opkit.lint.sources.op_plugin_yaml import OpPluginFile, YamlEntry, YNode
-from opkit.lint.sources.version_specs import VersionSpec
+from opkit.formats.op_plugin_yaml import OpPluginFile, YamlEntry, YNode
+from opkit.formats.version_specs import VersionSpec
 from opkit.signature import Dialect, OpSignature, parse_schema, SchemaError, SchemaKind
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources.op_plugin_yaml import OpPluginFile, SECTIONS
+from opkit.formats.op_plugin_yaml import OpPluginFile, SECTIONS
 
 
 @rule(

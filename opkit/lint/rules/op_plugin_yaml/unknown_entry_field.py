@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.op_plugin_yaml.common import file_index, ENTRY_FIELDS
-from opkit.lint.sources.op_plugin_yaml import OpPluginFile
+from opkit.formats.op_plugin_yaml import OpPluginFile
 
 
 @rule(

@@ -1,4 +1,4 @@
-"""Ascend C OpDef rules (O): an op_host C++ file read by opkit's tolerant OpDef reader (``opkit.adopt.opdef_cpp``).
+"""Ascend C OpDef rules (O): an op_host C++ file read by opkit's tolerant OpDef reader (``opkit.formats.opdef_cpp``).
 
 O0xx: one OpDef on its own, the J-rule equivalents for OpDef sources. O1xx: an OpDef against the PyTorch
 schema of the same OpType (from the yaml, a Python registration or ``--schema``): the drift public

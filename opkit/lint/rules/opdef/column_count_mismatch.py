@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
-from opkit.lint.sources.opdef_cpp import OpDefFile
+from opkit.formats.opdef_cpp import OpDefFile
 
 
 @rule("O002", "opdef-column-count-mismatch", severity=Severity.ERROR, scope="opdef",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from opkit import naming
-from opkit.adopt.model import SourceOp
-from opkit.lint.sources import LintProject
-from opkit.lint.sources.opdef_cpp import OpDefFile
+from opkit.formats.source_op import SourceOp
+from opkit.lint.project import LintProject
+from opkit.formats.opdef_cpp import OpDefFile
 from opkit.signature import OpSignature
 
 

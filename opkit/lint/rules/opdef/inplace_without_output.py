@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example, pairs
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 _INPUTS = (
     'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});\n'

@@ -8,7 +8,7 @@ from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.opdef.common import opdef_example
 
-from opkit.lint.sources.opdef_cpp import OpDefFile
+from opkit.formats.opdef_cpp import OpDefFile
 
 
 @rule("O003", "opdef-type-format-length", severity=Severity.ERROR, scope="opdef",

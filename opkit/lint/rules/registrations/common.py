@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from opkit.lint.finding import Violation
 from opkit.lint.registry import shared_index
-from opkit.lint.sources import LintProject, SchemaSite
-from opkit.lint.sources.registrations import CustomOp, Registration, RegistrationFile, ReturnSite, subtree
+from opkit.lint.project import LintProject
+from opkit.formats.schema_site import SchemaSite
+from opkit.formats.python_registrations import CustomOp, Registration, RegistrationFile, ReturnSite, subtree
 from opkit.signature import Argument, OpSignature
 
 

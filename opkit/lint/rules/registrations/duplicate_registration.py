@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources.registrations import exclusive, Registration, RegistrationFile
+from opkit.formats.python_registrations import exclusive, Registration, RegistrationFile
 
 
 @rule(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources.registrations import RegistrationFile
+from opkit.formats.python_registrations import RegistrationFile
 
 
 @rule(

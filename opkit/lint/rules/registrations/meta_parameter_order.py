@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.registrations.common import bound, schema_name
-from opkit.lint.sources import LintProject
+from opkit.lint.project import LintProject
 
 
 @rule(

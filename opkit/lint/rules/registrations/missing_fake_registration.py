@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.registrations.common import project_index, all_registrations
-from opkit.lint.sources import LintProject
-from opkit.lint.sources.registrations import Registration
+from opkit.lint.project import LintProject
+from opkit.formats.python_registrations import Registration
 
 
 @rule(

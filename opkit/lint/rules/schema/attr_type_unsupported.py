@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 
 
 @rule("S203", "attr-type-unsupported", severity=Severity.WARNING, scope="schema", new_ops_only=True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 from opkit.signature import OpSignature, SchemaError
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 
 
 @rule("S106", "duplicate-argument", severity=Severity.ERROR, scope="schema",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.schema.common import parse_error, canonical_from
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 
 
 @rule("S003", "not-canonical", severity=Severity.ERROR, scope="schema",

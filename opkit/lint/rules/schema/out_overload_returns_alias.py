@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.schema.common import is_out_convention
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 
 
 @rule("S108", "out-overload-returns-alias", severity=Severity.WARNING, scope="schema", new_ops_only=True,

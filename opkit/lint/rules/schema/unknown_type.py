@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
 from opkit.lint.rules.schema.common import parse_error
-from opkit.lint.sources import SchemaSite
+from opkit.formats.schema_site import SchemaSite
 from opkit.lint.torchgen_versions import REMOVED_TYPES, installed_torch_version, rejecting_versions
 
 _TYPE_NAME = re.compile(r"unknown type '([^']*)'")

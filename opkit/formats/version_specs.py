@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from opkit.lint.sources.op_plugin_yaml import YNode
+    from opkit.formats.op_plugin_yaml import YNode
 
 # Fields whose value is a version spec.
 VERSION_FIELDS = ("op_api", "acl_op", "exposed", "internal_format_opapi", "dvm", "sparse")

@@ -1,7 +1,8 @@
 """What an existing op source declares, in one typed model whatever its format (JSON, OpDef C++, yaml).
 
-Each reader (``msopgen_json``, ``opdef_cpp``, ``yaml_entry``) produces a ``SourceOp``; ``derive`` turns
-it into the ``OpSpec`` that `opkit new` builds from a signature. Nothing here imports torch.
+Each reader of an op source (``msopgen_json.read_prototype``, ``opdef_cpp.read_opdef``,
+``op_plugin_yaml.read_entry``) produces a ``SourceOp``; ``opkit.adopt.derive`` turns it into the ``OpSpec``
+that `opkit new` builds from a signature. Nothing here imports torch.
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from opkit.lint.sources import InputError, SchemaSite
-from opkit.lint.suppression import NoqaMap
+from opkit.formats.files import InputError
+from opkit.formats.noqa import NoqaMap
+from opkit.formats.schema_site import SchemaSite
 from opkit.signature import Dialect
 
 LIBRARY = frozenset({"torch.library.Library"})

@@ -9,12 +9,17 @@ cannot take (a dtype msOpGen does not know, a ParamType that is no param type) i
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opkit import msopgen
-from opkit.adopt.model import AdoptError, Skipped, dtype_default, SourceAttr, SourceOp, SourceTensor
+from opkit.formats.cpp_text import CppText, CppTextError
+from opkit.formats.files import InputError, NotLinted
+from opkit.formats.noqa import NoqaMap
+from opkit.formats.schema_site import SchemaSite
+from opkit.formats.source_op import AdoptError, Skipped, SourceAttr, SourceOp, SourceTensor, dtype_default
 
 # opkit's generated op_host states the PyTorch schema it was generated from (a comment; data, not code).
 SCHEMA_COMMENT = "// PyTorch schema: "
@@ -40,107 +45,22 @@ class _Call:
     line: int
 
 
-def clean(text: str, path: str) -> str:
-    """The text with comments blanked (newlines kept, so lines stay), strings and characters kept."""
-    out = []
-    i, n, line = 0, len(text), 1
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
-                raise AdoptError("unterminated /* comment", path=path, line=line)
-            chunk = text[i : j + 2]
-            out.append(re.sub(r"[^\n]", " ", chunk))
-            line += chunk.count("\n")
-            i = j + 2
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                if text[j] == "\n":
-                    raise AdoptError("unterminated " + ("string" if c == '"' else "character") + " literal", path=path, line=line)
-                j += 2 if text[j] == "\\" else 1
-            if j >= n:
-                raise AdoptError("unterminated string literal", path=path, line=line)
-            out.append(text[i : j + 1])
-            i = j + 1
-        else:
-            if c == "\n":
-                line += 1
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def _matching(text: str, start: int, path: str) -> int:
-    """The index of the bracket closing the one at ``start`` (strings skipped); a located error if none."""
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    stack = [pairs[text[start]]]
-    i = start + 1
-    while i < len(text):
-        c = text[i]
-        if c in "\"'":
-            i = _matching_quote(text, i)
-        elif c in pairs:
-            stack.append(pairs[c])
-        elif c in ")}]":
-            if c != stack.pop():
-                raise AdoptError(f"unbalanced {c!r}", path=path, line=text.count("\n", 0, i) + 1)
-            if not stack:
-                return i
-        i += 1
-    raise AdoptError(f"{text[start]!r} is never closed", path=path, line=text.count("\n", 0, start) + 1)
-
-
-def _statements(body: str, offset_line: int, path: str) -> list[tuple[str, int]]:
-    """Top-level statements of a block, each with its first line."""
-    statements, start, i = [], 0, 0
-    while i < len(body):
-        c = body[i]
-        if c in "({[":
-            i = _matching(body, i, path)
-        elif c in "\"'":
-            i = _matching_quote(body, i)
-        elif c == ";":
-            text = body[start:i]
-            lead = len(text) - len(text.lstrip())
-            statements.append((text.strip(), offset_line + body.count("\n", 0, start + lead)))
-            start = i + 1
-        i += 1
-    if body[start:].strip():
-        statements.append((body[start:].strip(), offset_line + body.count("\n", 0, start)))
-    return statements
-
-
-def _matching_quote(text: str, i: int) -> int:
-    quote, j = text[i], i + 1
-    while j < len(text) and text[j] != quote:
-        j += 2 if text[j] == "\\" else 1
-    return j
-
-
 _SEGMENT = re.compile(r"\s*(?:\.|->)?\s*([A-Za-z_][A-Za-z0-9_:]*)\s*")
 
 
-def _chain(statement: str, line: int, path: str) -> tuple[str, list[_Call]] | None:
+def _chain(cpp: CppText, start: int, end: int) -> tuple[str, list[_Call]] | None:
     """``receiver.A(x).B(y)`` → (receiver, [A(x), B(y)]); None when the statement is not such a chain."""
     calls: list[_Call] = []
-    i, receiver = 0, None
-    while i < len(statement):
-        m = _SEGMENT.match(statement, i)
+    code, i, receiver = cpp.code, start, None
+    while i < end:
+        m = _SEGMENT.match(code, i, end)
         if m is None:
             return None
         name, i = m[1], m.end()
-        call_line = line + statement.count("\n", 0, m.start(1))
-        if i < len(statement) and statement[i] == "(":
-            end = _matching(statement, i, path)
-            calls.append(_Call(name, statement[i + 1 : end].strip(), call_line))
-            i = end + 1
+        if i < end and code[i] == "(":
+            close = cpp.closing(i)
+            calls.append(_Call(name, code[i + 1 : close].strip(), cpp.line_of(m.start(1))))
+            i = close + 1
         elif receiver is None and not calls:
             receiver = name
         else:
@@ -226,55 +146,95 @@ _CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*publ
 _VECTOR = re.compile(r"(?:const\s+)?std::vector\s*<\s*ge::(?:DataType|Format)\s*>\s+([A-Za-z_][A-Za-z0-9_]*)\s*=?\s*(\{[^{}]*\})")
 
 
-def op_types(text: str) -> list[str]:
-    return [m[1] for m in _CLASS.finditer(text)]
-
-
 def read_opdef(path: str, text: str, op: str | None = None) -> SourceOp:
     """The OpDef named ``op`` (or the file's only one) as a ``SourceOp``; AdoptError with its line otherwise."""
-    cleaned = clean(text, path)
-    classes = list(_CLASS.finditer(cleaned))
+    source = _OpDefSource(path, text)
+    classes = source.classes
     if not classes:
         raise AdoptError("no OpDef found (no `class X : public OpDef`)", path=path, line=1)
     if op is None and len(classes) > 1:
-        raise AdoptError(f"{len(classes)} OpDefs ({', '.join(m[1] for m in classes)}); choose one with --op", path=path, line=classes[1].start() and cleaned.count("\n", 0, classes[1].start()) + 1)
+        raise AdoptError(f"{len(classes)} OpDefs ({', '.join(m[1] for m in classes)}); choose one with --op", path=path, line=source.cpp.line_of(classes[1].start()))
     chosen = classes[0] if op is None else next((m for m in classes if m[1] == op), None)
     if chosen is None:
         raise AdoptError(f"no OpDef {op!r}; the file declares {', '.join(m[1] for m in classes)}", path=path, line=1)
-    op_type = chosen[1]
-    open_brace = cleaned.find("{", chosen.end())
-    class_end = _matching(cleaned, open_brace, path)
-    class_body = cleaned[open_brace + 1 : class_end]
-    ctor = re.search(rf"\b{op_type}\s*\([^)]*\)\s*:\s*OpDef\s*\([^)]*\)\s*\{{", class_body)
-    class_line = cleaned.count("\n", 0, chosen.start()) + 1
-    if ctor is None:
-        raise AdoptError(f"OpDef {op_type} has no constructor `{op_type}(const char* name) : OpDef(name) {{...}}`", path=path, line=class_line)
-    body_start = open_brace + 1 + ctor.end() - 1
-    body_end = _matching(cleaned, body_start, path)
-    vectors = {m[1]: [i.strip() for i in m[2][1:-1].split(",") if i.strip()] for m in _VECTOR.finditer(cleaned)}
-    reader = _OpDefReader(path, vectors)
-    for statement, line in _statements(cleaned[body_start + 1 : body_end], cleaned.count("\n", 0, body_start + 1) + 1, path):
-        reader.statement(statement, line)
-    schema, schema_line = _schema_comment(text)
-    return SourceOp(
-        path=path, kind="OpDef C++", op_type=op_type, inputs=reader.tensors("Input"), outputs=reader.tensors("Output"),
-        attrs=tuple(reader.attrs), socs=tuple(dict.fromkeys(reader.socs)), aicpu=reader.aicpu, skipped=tuple(reader.skipped),
-        schema=schema, schema_line=schema_line, line=class_line,
-    )  # fmt: skip
+    return source.read(chosen)
+
+
+def read_opdefs(path: str, text: str) -> list[SourceOp]:
+    """Every OpDef of the file, in order, the file lexed once; AdoptError with its line for one it cannot read."""
+    source = _OpDefSource(path, text)
+    return [source.read(m) for m in source.classes]
+
+
+class _OpDefSource:
+    """One file's text, lexed once, and what every OpDef in it shares: its named dtype/format lists and
+    opkit's schema comment."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        try:
+            self.cpp = CppText(text)
+        except CppTextError as exc:
+            raise AdoptError(exc.message, path=path, line=exc.line) from None
+        self.classes = list(_CLASS.finditer(self.cpp.code))
+        self._text = text
+
+    @functools.cached_property
+    def vectors(self) -> dict[str, list[str]]:
+        return {m[1]: [i.strip() for i in m[2][1:-1].split(",") if i.strip()] for m in _VECTOR.finditer(self.cpp.code)}
+
+    @functools.cached_property
+    def schema_comment(self) -> tuple[str, int]:
+        return _schema_comment(self._text)
+
+    def read(self, chosen: re.Match) -> SourceOp:
+        try:
+            return self._read(chosen)
+        except CppTextError as exc:
+            raise AdoptError(exc.message, path=self.path, line=exc.line) from None
+
+    def _read(self, chosen: re.Match) -> SourceOp:
+        cpp, code, path = self.cpp, self.cpp.code, self.path
+        op_type = chosen[1]
+        open_brace = code.find("{", chosen.end())
+        class_line = cpp.line_of(chosen.start())
+        if open_brace < 0:
+            raise AdoptError(f"OpDef {op_type} has no class body", path=path, line=class_line)
+        class_end = cpp.closing(open_brace)
+        ctor = re.compile(rf"\b{op_type}\s*\([^)]*\)\s*:\s*OpDef\s*\([^)]*\)\s*\{{").search(code, open_brace + 1, class_end)
+        if ctor is None:
+            raise AdoptError(f"OpDef {op_type} has no constructor `{op_type}(const char* name) : OpDef(name) {{...}}`", path=path, line=class_line)
+        body_start = ctor.end() - 1
+        body_end = cpp.closing(body_start)
+        reader = _OpDefReader(path, cpp, self.vectors)
+        for start, end in cpp.statements(body_start + 1, body_end):
+            reader.statement(start, end)
+        schema, schema_line = self.schema_comment
+        return SourceOp(
+            path=path, kind="OpDef C++", op_type=op_type, inputs=reader.tensors("Input"), outputs=reader.tensors("Output"),
+            attrs=tuple(reader.attrs), socs=tuple(dict.fromkeys(reader.socs)), aicpu=reader.aicpu, skipped=tuple(reader.skipped),
+            schema=schema, schema_line=schema_line, line=class_line,
+        )  # fmt: skip
 
 
 def _schema_comment(text: str) -> tuple[str, int]:
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip().startswith(SCHEMA_COMMENT):
-            return line.strip().removeprefix(SCHEMA_COMMENT).strip(), number
+    at = text.find(SCHEMA_COMMENT)
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        if not text[line_start:at].strip():
+            line_end = text.find("\n", at)
+            line = text[at : len(text) if line_end < 0 else line_end]
+            return line.strip().removeprefix(SCHEMA_COMMENT).strip(), text.count("\n", 0, at) + 1
+        at = text.find(SCHEMA_COMMENT, at + 1)
     return "", 0
 
 
 class _OpDefReader:
     """The constructor's statements, one at a time; the declarations in the order written."""
 
-    def __init__(self, path: str, vectors: dict[str, list[str]]):
+    def __init__(self, path: str, cpp: CppText, vectors: dict[str, list[str]]):
         self.path = path
+        self.cpp = cpp
         self.vectors = vectors
         self.descriptors: dict[tuple[str, str], dict] = {}
         self.attrs: list[SourceAttr] = []
@@ -283,14 +243,15 @@ class _OpDefReader:
         self.configs: set[str] = set()
         self.aicpu = False
 
-    def statement(self, statement: str, line: int) -> None:
+    def statement(self, start: int, end: int) -> None:
+        statement, line = self.cpp.code[start:end], self.cpp.line_of(start)
         if _VECTOR.fullmatch(statement.removeprefix("static ").removeprefix("const ").strip()):
             return  # a dtype/format list, read with the file's other lists
         declared = re.fullmatch(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\})?", statement, re.S)
         if declared:
             self.configs.add(declared[1])
             return
-        chain = _chain(statement, line, self.path)
+        chain = _chain(self.cpp, start, end)
         if chain is None or not chain[1]:
             self.skipped.append(Skipped(line, f"statement not read: {statement.splitlines()[0][:80]}"))
             return
@@ -430,3 +391,36 @@ def _expand_columns(descriptors: list[dict]) -> dict[int, tuple[tuple[str, ...],
         pairs = [col[id(d)] for col in columns]
         result[id(d)] = (tuple(t or "" for t, _ in pairs), tuple(f for _, f in pairs))
     return result
+
+
+# -- the file as `opkit lint` reads it ------------------------------------------------------------
+# A file found by walking a directory without ``OpDef`` in it (a kernel, a tiling source) is not read;
+# one that cannot be read as OpDefs (unbalanced brackets, an unknown dtype, ...) is E002 at its line.
+
+
+@dataclass(eq=False)
+class OpDefFile:
+    path: str
+    text: str
+    ops: list[SourceOp]
+    structure_errors: list[InputError] = field(default_factory=list)
+    noqa: NoqaMap = field(default_factory=NoqaMap)
+
+    def schema_sites(self) -> list[SchemaSite]:
+        return []  # an OpDef declares no PyTorch schema; the drift rules (O1xx) pair it with one
+
+
+def load_opdef_cpp(path: str, text: str, *, explicit: bool = True) -> OpDefFile:
+    if "OpDef" not in text:
+        if not explicit:
+            raise NotLinted("a C++ file without an OpDef (a kernel or tiling source)")
+        raise InputError("E003", "no OpDef found (no `class X : public OpDef`)")
+    try:
+        ops = read_opdefs(path, text)
+        if not ops:
+            raise AdoptError("no OpDef found (no `class X : public OpDef`)", path=path, line=1)
+    except AdoptError as exc:
+        if not explicit and "no OpDef found" in exc.message:
+            raise NotLinted("a C++ file that mentions OpDef but declares none") from None
+        raise InputError("E002", f"cannot read the OpDef: {exc.message}", line=exc.line or 1) from None
+    return OpDefFile(path, text, ops, noqa=NoqaMap.from_text(text, comment="//"))

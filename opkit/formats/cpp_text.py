@@ -1,0 +1,316 @@
+"""C++ source text for the readers that read C++ without compiling it (OpDefs, C++ op registrations).
+
+``CppText(text)`` lexes a file once, in one pass: comments are blanked (newlines kept, so every offset
+keeps its line and column), string, character and raw string literals are kept as written and
+skipped over, and every bracket is matched. After that each question is cheap: where an offset is
+(``position``), where a bracket closes (``closing``), the top-level statements of a block
+(``statements``) or the top-level items of a list (``items``), and the value of a string literal
+(``string_value``). Nothing rescans text already lexed, so reading a file stays linear in its size.
+
+It is a lexer, not a C++ parser: preprocessor directives are read as ordinary text, and ``<``/``>``
+are not brackets (a comma inside template arguments splits an item list).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {v: k for k, v in _OPENERS.items()}
+# What the lexer stops at; everything between is copied as it is.
+_NEXT = re.compile(r"//|/\*|[\"'()\[\]{};,]")
+_STRING_REST = re.compile(r'(?:[^"\\\n]|\\[\s\S])*"')
+_CHAR_REST = re.compile(r"(?:[^'\\\n]|\\[\s\S])*'")
+_RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
+_ENCODING_PREFIXES = ("u8", "u", "U", "L")
+_RAW_DELIMITER = re.compile(r'[^\s()\\"]{0,16}\(')
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_NUMBER_CHARS = _WORD_CHARS | {".", "'"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?", "\n": ""}
+
+
+class CppTextError(ValueError):
+    """C++ text the lexer cannot read: one message and its line and column (1-based)."""
+
+    def __init__(self, message: str, line: int, column: int):
+        super().__init__(f"line {line}:{column}: {message}")
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A string or character literal as written: ``text[start:end]``, its encoding prefix included."""
+
+    start: int
+    end: int
+    kind: str  # "string", "raw string" or "character"
+
+
+class CppText:
+    """One C++ file, lexed once. ``code`` is the text with comments blanked; offsets index both."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.literals: list[Literal] = []
+        self._closing: dict[int, int] = {}  # opening bracket's offset → its closing bracket's offset
+        self._unclosed: dict[int, CppTextError] = {}  # opening bracket left open → why
+        self._stray: list[int] = []  # closing brackets that close nothing (sorted)
+        self._broken: list[int] = []  # opening brackets a wrong closing bracket left open (sorted once lexed)
+        self._marks: list[int] = []  # offsets of every bracket, ';' and ',' outside comments and literals
+        self.code = self._lex(text)
+        self._broken.sort()
+        self._literal_end = {lit.start: lit.end for lit in self.literals}
+
+    # -- positions ----------------------------------------------------------------------------------
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column), both 1-based, of an offset."""
+        index = bisect.bisect_right(self._line_starts, offset) - 1
+        return index + 1, offset - self._line_starts[index] + 1
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def error(self, message: str, offset: int) -> CppTextError:
+        return CppTextError(message, *self.position(offset))
+
+    # -- structure ----------------------------------------------------------------------------------
+
+    def closing(self, offset: int) -> int:
+        """The offset of the bracket closing the one at ``offset``; CppTextError if it is never closed or a
+        bracket between them closes nothing."""
+        end = self._closing.get(offset)
+        if end is None:
+            if offset in self._unclosed:
+                raise self._unclosed[offset]
+            raise ValueError(f"no opening bracket at offset {offset}")
+        stray = bisect.bisect_right(self._stray, offset)
+        if stray < len(self._stray) and self._stray[stray] < end:
+            raise self.error(f"unbalanced {self.code[self._stray[stray]]!r}", self._stray[stray])
+        broken = bisect.bisect_right(self._broken, offset)
+        if broken < len(self._broken) and self._broken[broken] < end:
+            raise self._unclosed[self._broken[broken]]
+        return end
+
+    def statements(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The top-level ``;``-separated statements of ``code[start:end]`` as (start, end) offsets, blanks
+        around them trimmed and empty ones left out."""
+        return self._pieces(start, end, ";")
+
+    def items(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The top-level ``,``-separated items of ``code[start:end]`` (an argument or initializer list)."""
+        return self._pieces(start, end, ",")
+
+    def _pieces(self, start: int, end: int, separator: str) -> list[tuple[int, int]]:
+        pieces, piece_start = [], start
+        marks, code = self._marks, self.code
+        k = bisect.bisect_left(marks, start)
+        while k < len(marks) and marks[k] < end:
+            at = marks[k]
+            c = code[at]
+            if c in _OPENERS:
+                close = self.closing(at)
+                if close >= end:
+                    raise self.error(f"{c!r} is never closed", at)
+                k = bisect.bisect_right(marks, close, k)
+                continue
+            if c in _CLOSERS:
+                raise self.error(f"unbalanced {c!r}", at)
+            if c == separator:
+                pieces.append(self.trimmed(piece_start, at))
+                piece_start = at + 1
+            k += 1
+        pieces.append(self.trimmed(piece_start, end))
+        return [p for p in pieces if p[0] < p[1]]
+
+    def trimmed(self, start: int, end: int) -> tuple[int, int]:
+        """(start, end) moved inwards past blanks (spaces, newlines, blanked comments)."""
+        code = self.code
+        while start < end and code[start].isspace():
+            start += 1
+        while end > start and code[end - 1].isspace():
+            end -= 1
+        return start, end
+
+    def literal_end(self, start: int) -> int | None:
+        """The end of the literal starting at ``start``, or None when none starts there."""
+        return self._literal_end.get(start)
+
+    def string_value(self, start: int, end: int) -> str | None:
+        """The value of ``code[start:end]`` when it is one string literal or adjacent ones (``"a" "b"``,
+        raw strings included), else None."""
+        parts = []
+        at = self.trimmed(start, end)[0]
+        while at < end:
+            lit_end = self._literal_end.get(at)
+            if lit_end is None or lit_end > end:
+                return None
+            lit = self.text[at:lit_end]
+            if lit.endswith("'"):
+                return None
+            parts.append(literal_value(lit))
+            at = self.trimmed(lit_end, end)[0]
+        return "".join(parts) if parts else None
+
+    # -- the one pass -------------------------------------------------------------------------------
+
+    def _lex(self, text: str) -> str:
+        out: list[str] = []
+        copied = 0  # text[:copied] is in out
+        at = 0
+        openers: list[int] = []
+        while True:
+            m = _NEXT.search(text, at)
+            if m is None:
+                break
+            i, token = m.start(), m.group()
+            if token == "//":
+                end = _line_comment_end(text, i)
+                out += (text[copied:i], " " * (end - i))
+                copied = at = end
+            elif token == "/*":
+                close = text.find("*/", i + 2)
+                if close < 0:
+                    raise self.error("unterminated /* comment", i)
+                end = close + 2
+                out += (text[copied:i], re.sub(r"[^\n]", " ", text[i:end]))
+                copied = at = end
+            elif token == '"':
+                at = self._string(text, i)
+            elif token == "'":
+                at = self._character(text, i)
+            elif token in _OPENERS:
+                openers.append(i)
+                self._marks.append(i)
+                at = i + 1
+            elif token in _CLOSERS:
+                self._close(openers, i, token)
+                self._marks.append(i)
+                at = i + 1
+            else:  # ; ,
+                self._marks.append(i)
+                at = i + 1
+        for i in openers:
+            self._unclosed[i] = self.error(f"{text[i]!r} is never closed", i)
+        out.append(text[copied:])
+        return "".join(out)
+
+    def _close(self, openers: list[int], i: int, token: str) -> None:
+        wanted = _CLOSERS[token]
+        if openers and self.text[openers[-1]] == wanted:
+            self._closing[openers.pop()] = i
+            return
+        if any(self.text[o] == wanted for o in openers):
+            # the brackets opened since the one this closes are never closed: each says where it went wrong
+            while self.text[openers[-1]] != wanted:
+                broken = openers.pop()
+                self._unclosed[broken] = self.error(f"unbalanced {token!r}", i)
+                self._broken.append(broken)
+            self._closing[openers.pop()] = i
+            return
+        self._stray.append(i)
+
+    def _prefix_start(self, text: str, i: int) -> int:
+        k = i
+        while k > 0 and text[k - 1] in _WORD_CHARS:
+            k -= 1
+        return k
+
+    def _string(self, text: str, i: int) -> int:
+        start = self._prefix_start(text, i)
+        prefix = text[start:i]
+        if prefix in _RAW_PREFIXES:
+            delimiter = _RAW_DELIMITER.match(text, i + 1)
+            if delimiter is None:
+                raise self.error("raw string literal without a valid delimiter", start)
+            closing = ")" + delimiter.group()[:-1] + '"'
+            close = text.find(closing, delimiter.end())
+            if close < 0:
+                raise self.error("unterminated raw string literal", start)
+            end = close + len(closing)
+            self.literals.append(Literal(start, end, "raw string"))
+            return end
+        if prefix not in _ENCODING_PREFIXES:
+            start = i  # a macro or identifier written against the quote, not a prefix
+        rest = _STRING_REST.match(text, i + 1)
+        if rest is None:
+            raise self.error("unterminated string literal", i)
+        self.literals.append(Literal(start, rest.end(), "string"))
+        return rest.end()
+
+    def _character(self, text: str, i: int) -> int:
+        start = self._prefix_start(text, i)
+        if _in_number(text, i):
+            return i + 1  # a digit separator: 1'000'000
+        if text[start:i] not in _ENCODING_PREFIXES:
+            start = i
+        rest = _CHAR_REST.match(text, i + 1)
+        if rest is None:
+            raise self.error("unterminated character literal", i)
+        self.literals.append(Literal(start, rest.end(), "character"))
+        return rest.end()
+
+
+def _in_number(text: str, i: int) -> bool:
+    """Whether the quote at ``i`` sits inside a number (``0x1'00``): what precedes it, back to the
+    start of the token, begins with a digit."""
+    k = i
+    while k > 0 and text[k - 1] in _NUMBER_CHARS:
+        k -= 1
+    return k < i and text[k].isdigit()
+
+
+def _line_comment_end(text: str, i: int) -> int:
+    """The end of a ``//`` comment: its line's end, or a later line's when a backslash continues it."""
+    while True:
+        end = text.find("\n", i)
+        if end < 0:
+            return len(text)
+        if text.endswith("\\", 0, end) or text.endswith("\\\r", 0, end):
+            i = end + 1
+            continue
+        return end
+
+
+def literal_value(literal: str) -> str:
+    """The characters a C++ string or character literal denotes (its prefix dropped, escapes read)."""
+    quote = literal.find('"') if '"' in literal else literal.find("'")
+    prefix, body = literal[:quote], literal[quote:]
+    if prefix.endswith("R"):
+        open_paren = body.index("(")
+        return body[open_paren + 1 : len(body) - open_paren - 1]
+    inner = body[1:-1]
+    if "\\" not in inner:
+        return inner
+    out, i = [], 0
+    while i < len(inner):
+        c = inner[i]
+        if c != "\\" or i + 1 >= len(inner):
+            out.append(c)
+            i += 1
+            continue
+        e = inner[i + 1]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 2
+        elif e == "x":
+            digits = re.match(r"[0-9A-Fa-f]+", inner[i + 2 :])
+            out.append(chr(min(int(digits.group(), 16), 0x10FFFF)) if digits else "x")
+            i += 2 + (len(digits.group()) if digits else 0)
+        elif e in "uU" and re.fullmatch(r"[0-9A-Fa-f]+", inner[i + 2 : i + 2 + (4 if e == "u" else 8)] or "-"):
+            width = 4 if e == "u" else 8
+            out.append(chr(min(int(inner[i + 2 : i + 2 + width], 16), 0x10FFFF)))
+            i += 2 + width
+        elif e in "01234567":
+            digits = re.match(r"[0-7]{1,3}", inner[i + 1 :]).group()
+            out.append(chr(int(digits, 8)))
+            i += 1 + len(digits)
+        else:
+            out.append(e)
+            i += 2
+    return "".join(out)

@@ -1,0 +1,34 @@
+"""What one `opkit lint` call loaded: every file's records, for the cross-file rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opkit.formats.schema_site import SchemaSite
+from opkit.lint.finding import Finding
+from opkit.lint.registry import shared_index
+
+
+@dataclass(eq=False)  # identity: rules cache indexes per project (registry.shared_index)
+class LintProject:
+    """Everything one `opkit lint` call loaded, so cross-file rules can see all of it."""
+
+    yaml_files: list = field(default_factory=list)
+    python_files: list = field(default_factory=list)
+    msopgen_files: list = field(default_factory=list)
+    opdef_files: list = field(default_factory=list)
+    schema_sites: list[SchemaSite] = field(default_factory=list)
+    input_findings: list[Finding] = field(default_factory=list)
+
+    def all_schema_sites(self) -> tuple[SchemaSite, ...]:
+        """Every schema of every source, built once: the engine, the parse cache and the cross-file
+        rules all ask, and each site keeps its parse result (the project is complete once loaded)."""
+        return _all_schema_sites(self)
+
+
+@shared_index
+def _all_schema_sites(project: LintProject) -> tuple[SchemaSite, ...]:
+    sites = list(project.schema_sites)
+    for source in (*project.yaml_files, *project.python_files, *project.msopgen_files):
+        sites.extend(source.schema_sites())
+    return tuple(sites)

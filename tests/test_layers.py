@@ -1,0 +1,154 @@
+"""opkit's layers, read from its source: the readers (``opkit.formats``) import no layer above them, and
+no modules import each other in a circle.
+
+Every import counts, at module level or inside a function (a lazy import hides a circle, it does not
+remove it); only ``if TYPE_CHECKING:`` blocks are left out, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "opkit"
+
+# Layers the readers sit under: nothing in opkit.formats may import them.
+ABOVE_FORMATS = ("opkit.lint", "opkit.adopt", "opkit.generate", "opkit.verify", "opkit.cli", "opkit.check")
+
+# The one circle left: the signature model calls the op-plugin fast path, which builds the model's
+# objects. Breaking it means splitting signature.py's model from its parsers (see docs/readers.md).
+KNOWN_CIRCLES = [frozenset({"opkit.signature", "opkit.schema_fastpath"})]
+
+
+def module_files(package: Path) -> dict[str, Path]:
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                skipped.update(id(n) for n in ast.walk(child))
+    return skipped
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module → the opkit modules it imports. ``from a import b`` is an edge to ``a.b`` when that is a
+    module, else to ``a``; a name that is no module resolves to the nearest enclosing one."""
+    modules = module_files(package)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package_name = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        skipped = _type_checking_nodes(tree)
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package_name.split(".")[: len(package_name.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            targets.update(t for t in map(resolve, (n for n in names if n.split(".")[0] == "opkit")) if t and t != module)
+        graph[module] = targets
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return import_graph(PACKAGE)
+
+
+def test_the_graph_sees_lazy_imports_and_skips_type_checking(tmp_path):
+    pkg = tmp_path / "opkit"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from opkit.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from opkit import a\nfrom . import c\n")
+    (pkg / "sub" / "c.py").write_text("import opkit.a\nfrom opkit.sub.b import name\n")
+    g = import_graph(pkg)
+    assert g["opkit.a"] == {"opkit.sub.b"}
+    assert g["opkit.sub.b"] == {"opkit.sub.c"}
+    assert g["opkit.sub.c"] == {"opkit.a", "opkit.sub.b"}
+    assert circles(g) == [frozenset({"opkit.a", "opkit.sub.b", "opkit.sub.c"})]
+
+
+def test_the_readers_import_no_layer_above_them(graph):
+    readers = {m: targets for m, targets in graph.items() if m == "opkit.formats" or m.startswith("opkit.formats.")}
+    assert {"opkit.formats.opdef_cpp", "opkit.formats.cpp_text", "opkit.formats.msopgen_json", "opkit.formats.op_plugin_yaml"} <= set(readers)
+    wrong = {m: sorted(t for t in targets if t.startswith(ABOVE_FORMATS)) for m, targets in readers.items()}
+    assert {m: t for m, t in wrong.items() if t} == {}
+
+
+def test_no_reader_lives_outside_the_readers_layer(graph):
+    assert not [m for m in graph if m.startswith(("opkit.lint.sources", "opkit.adopt.model", "opkit.adopt.opdef_cpp", "opkit.adopt.msopgen_json"))]
+
+
+def test_no_import_circles(graph):
+    found = circles(graph)
+    assert [c for c in found if c not in KNOWN_CIRCLES] == []
+    assert [c for c in KNOWN_CIRCLES if c not in found] == [], "a known circle is gone: remove it from KNOWN_CIRCLES"
