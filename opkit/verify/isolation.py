@@ -229,7 +229,7 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
     result: dict | None = None
     timed_out = finished = False
     try:
-        while True:
+        while result is None:  # the report (or refusal, or error) is the child's last message
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
