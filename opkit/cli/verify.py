@@ -131,7 +131,7 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
     help="Stop a check that runs longer (a Meta, kernel or example that never returns) and report it as failed. "
-    "Default: OPKIT_VERIFY_TIMEOUT, else 300.",
+    "Default: OPKIT_VERIFY_TIMEOUT, else 120.",
 )
 def verify_command(project_dir, op_name, example, load_files, backend, fmt, show_graph, dynamic, timeout) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).

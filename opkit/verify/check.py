@@ -80,7 +80,7 @@ def check_graph_entry(
     ``dynamic=True`` sweeps shapes and reports recaptures. ``meta_samples``: more calls for the Meta
     function alone (e.g. with defaulted arguments passed).
     ``isolate=True`` runs the check in a forked child, so that code which exits, hangs past ``timeout`` seconds
-    (default ``OPKIT_VERIFY_TIMEOUT``, else 300) or crashes the interpreter is a failed stage of this report
+    (default ``OPKIT_VERIFY_TIMEOUT``, else 120) or crashes the interpreter is a failed stage of this report
     (``opkit.verify.isolation``). Default: in-process (a ``SystemExit`` is still a failed stage), unless a
     ``timeout`` is given or ``OPKIT_VERIFY_ISOLATION=1``; ``opkit verify`` and ``assert_enters_graph`` isolate.
     """
