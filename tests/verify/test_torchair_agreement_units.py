@@ -217,3 +217,18 @@ def test_a_check_does_not_inherit_an_earlier_checks_dynamic_sizes():
 
     assert [graphs_of_a_sweep() for _ in range(2)] == [2, 2]
     assert fresh_entry(abs).__code__.co_name != fresh_entry(abs).__code__.co_name
+
+
+def test_a_static_check_that_recompiles_says_why_it_fails():
+    # The same shapes on every call, yet a new graph each time (the model reads a value that changes): the
+    # verdict FAILs with a problem that says so, not with a bare graph count.
+    calls = [0]
+
+    def model(x):
+        calls[0] += 1
+        return x + 0 * calls[0]  # the value is baked into each graph; the output does not depend on it
+
+    report = check_graph_entry(model, (torch.ones(2),), backend="aot_eager", opcheck=False)
+    assert report.graph_count == 4 and not report.ok
+    assert [(p.stage, p.check) for p in report.problems] == [(Stage.DYNAMO, "recompile")]
+    assert "the replay, replay, inputs refilled in place, replay, new input tensors call(s)" in report.problems[0].message
