@@ -57,13 +57,18 @@ def _resolve_op(qualname: str):
 
 
 def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
-    import torch
-
     if expression is None:
         from opkit.signature import Dialect, parse_schema
         from opkit.verify.project import sample_arguments
 
         return sample_arguments(parse_schema(str(op._schema), Dialect.TORCH_LIBRARY))
+    return _evaluated_example(expression)
+
+
+def _evaluated_example(expression: str) -> tuple[tuple, dict]:
+    """The op's arguments from --example: a tuple is the positional arguments, a dict the keyword ones."""
+    import torch
+
     try:
         value = eval(expression, {"torch": torch, "__builtins__": __builtins__})  # the user's own command line
     except Exception as exc:
@@ -73,20 +78,9 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
     return (value if isinstance(value, tuple) else (value,)), {}
 
 
-def _isolate() -> bool:
-    """The command runs its check in a child (one fork per command) unless OPKIT_VERIFY_ISOLATION=0."""
-    from opkit.verify import isolation
-
-    return isolation.wanted(None, default=True)
-
-
 def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
     """Load the files, find the op, build its arguments and check it: all of it in the check's process."""
-    from opkit.verify import isolation
-    from opkit.verify.backends import resolve_backend
     from opkit.verify.check import check_graph_entry
-
-    chosen = resolve_backend(backend)
 
     def check():
         _load_files(load_files)
@@ -94,8 +88,30 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
         args, kwargs = _example_args(example, op)
         return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
 
-    header = isolation.ReportHeader(op_name, chosen.name, chosen.device, chosen.emulated)
-    return isolation.run_check(check, header, isolate=_isolate(), timeout=timeout, refusals=(ValueError, click.UsageError))
+    return _in_check_process(check, op_name, backend, timeout)
+
+
+def _check_project(project_dir: str, example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
+    """Evaluate --example and verify the project, in the check's process too."""
+    from opkit.verify.project import load_project, verify_project
+
+    def check():
+        args = _evaluated_example(example) if example is not None else None
+        return verify_project(project_dir, backend=backend, dynamic=dynamic, example=args, isolate=False)
+
+    return _in_check_process(check, load_project(project_dir).qualname, backend, timeout)
+
+
+def _in_check_process(check, target: str, backend: str, timeout: float | None):
+    """``check()`` in a child (one fork per command) unless OPKIT_VERIFY_ISOLATION=0: user code that exits,
+    hangs or crashes is a failed stage; a usage error found there is raised here again."""
+    from opkit.verify import isolation
+    from opkit.verify.backends import resolve_backend
+
+    chosen = resolve_backend(backend)
+    header = isolation.ReportHeader(target, chosen.name, chosen.device, chosen.emulated)
+    isolate = isolation.wanted(None, timeout=timeout, default=True)
+    return isolation.run_check(check, header, isolate=isolate, timeout=timeout, refusals=(ValueError, click.UsageError))
 
 
 @click.command("verify")
@@ -104,10 +120,13 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
 @click.option(
     "--example",
     metavar="EXPR",
-    help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0". '
-    "Default: sample inputs from the schema.",
+    help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0" '
+    "(a dict: keyword arguments). For --op and for a project alike. Default: sample inputs from the schema.",
 )
-@click.option("--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Python file registering the op (repeatable).")
+@click.option(
+    "--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+    help="Python file registering the op (repeatable; with --op: a project registers its own files).",
+)  # fmt: skip
 @click.option(
     "--backend",
     type=click.Choice(BACKEND_CHOICES),
@@ -147,13 +166,13 @@ def verify_command(project_dir, op_name, example, load_files, backend, fmt, show
     """
     if bool(project_dir) == bool(op_name):
         raise click.UsageError("give PROJECT_DIR or --op NS::NAME (one of them)")
+    if project_dir and load_files:
+        raise click.UsageError("--load is for --op: a project registers its own schema, Meta and kernel files")
     from opkit.verify.project import ProjectError
 
     try:
         if project_dir:
-            from opkit.verify.project import verify_project
-
-            report = verify_project(project_dir, backend=backend, dynamic=dynamic, timeout=timeout, isolate=_isolate())
+            report = _check_project(project_dir, example, backend=backend, dynamic=dynamic, timeout=timeout)
         else:
             report = _check_op(op_name, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
     except (ProjectError, ValueError) as exc:

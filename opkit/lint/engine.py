@@ -7,7 +7,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.formats.files import InputError, NotLinted, read_text
+from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
@@ -75,6 +75,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
         if item.kind == "opdef" and not item.explicit and "OpDef" not in text:
             continue  # a kernel or tiling source, not an op_host OpDef
         try:
+            check_parsed_size(text, item.kind)
             source = _loader(item.kind)(item.path, text, explicit=item.explicit)
         except InputError as exc:
             project.input_findings.append(input_error_finding(exc, item.path))
@@ -200,13 +201,14 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
-    from opkit.lint import cache, result_cache
+    from opkit import cachedir
+    from opkit.lint import result_cache
 
     problems: list[Finding] = []
     groups = discover(paths, problems)
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
-    caching = use_cache and cache.enabled()
+    caching = use_cache and cachedir.enabled()
     rules = sorted(code for code in load_rules() if selection.enabled(code))
     findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
     files = 0

@@ -10,6 +10,7 @@ import torch
 from torch.library import Library
 
 from opkit.verify import check_graph_entry, diagnose
+from opkit.verify.backends import GraphCapture
 from opkit.verify.npugraph_ex import capture, checks
 from opkit.verify.npugraph_ex.observe import Observation
 from opkit.verify.report import GraphEntryReport, NpugraphExRun, Stage, format_report
@@ -85,14 +86,10 @@ def test_a_write_through_a_view_of_an_input_is_undone_at_capture_and_done_once_p
 def test_recompiles_after_the_first_call_are_the_sweeps():
     calls = [CompiledCall("shape 1", ((), {}), compiled_graphs=1), CompiledCall("shape 2", ((), {}), compiled_graphs=1),
              CompiledCall("shape 3", ((), {}))]
-    run = CompileRun(GraphCaptureStub(dynamo_graphs=[1, 2]), calls)
+    graphs = [torch.fx.symbolic_trace(lambda x: x + 1), torch.fx.symbolic_trace(lambda x: x - 1)]
+    run = CompileRun(GraphCapture(dynamo_graphs=graphs), calls)
     assert (run.user_graphs, run.recompiles) == (1, [("shape 2", 1)])
-    assert CompileRun(GraphCaptureStub(dynamo_graphs=[1, 2, 3])).user_graphs == 3  # the first call failed: all
-
-
-class GraphCaptureStub:
-    def __init__(self, dynamo_graphs):
-        self.dynamo_graphs = dynamo_graphs
+    assert CompileRun(GraphCapture(dynamo_graphs=graphs * 2)).user_graphs == 4  # the first call failed: all
 
 
 def test_a_duck_sized_sample_under_a_shape_sweep_is_one_graph():
@@ -217,3 +214,18 @@ def test_a_check_does_not_inherit_an_earlier_checks_dynamic_sizes():
 
     assert [graphs_of_a_sweep() for _ in range(2)] == [2, 2]
     assert fresh_entry(abs).__code__.co_name != fresh_entry(abs).__code__.co_name
+
+
+def test_a_static_check_that_recompiles_says_why_it_fails():
+    # The same shapes on every call, yet a new graph each time (the model reads a value that changes): the
+    # verdict FAILs with a problem that says so, not with a bare graph count.
+    calls = [0]
+
+    def model(x):
+        calls[0] += 1
+        return x + 0 * calls[0]  # the value is baked into each graph; the output does not depend on it
+
+    report = check_graph_entry(model, (torch.ones(2),), backend="aot_eager", opcheck=False)
+    assert report.graph_count == 4 and not report.ok
+    assert [(p.stage, p.check) for p in report.problems] == [(Stage.DYNAMO, "recompile")]
+    assert "the replay, replay, inputs refilled in place, replay, new input tensors call(s)" in report.problems[0].message

@@ -183,6 +183,14 @@ def test_sys_exit_in_a_meta_file_fails_verify_with_the_message(make_project, run
     assert "[registration] exited" in out and "sys.exit(0)" in out
 
 
+@needs_fork
+def test_os_exit_in_a_project_s_example_fails_verify(make_project, run_opkit):
+    project = make_project(name="npu_iso_add", schema=_SCHEMA, meta=_GOOD_META)
+    code, out = run_opkit("verify", str(project), "--backend", "aot_eager", "--example", "__import__('os')._exit(0)")
+    assert code == 1, out
+    assert "[registration] exited" in out and "exit status 0" in out
+
+
 def test_sys_exit_in_a_meta_file_fails_in_process_too(make_project):
     project = make_project(name="npu_iso_add", schema=_SCHEMA, meta="import sys\nsys.exit(0)\n")
     report = verify_project(project, backend="aot_eager", isolate=False)

@@ -36,6 +36,20 @@ def recompile_note(recompiles: list[tuple[str, int]]) -> str:
     )
 
 
+def recompile_problem(recompiles: list[tuple[str, int]]) -> Problem:
+    """A static check whose later calls, with the first call's shapes and dtypes, made Dynamo compile again:
+    the model's own guards change between calls, and npugraph_ex captures a new graph each time."""
+    calls = ", ".join(label for label, _ in recompiles)
+    return Problem(
+        Stage.DYNAMO,
+        "recompile",
+        f"Dynamo compiled the model again on the {calls} call(s), with the first call's shapes and dtypes: something "
+        "it guards on changes from call to call (a Python value the model reads, an object it creates per call)",
+        "run with TORCH_LOGS=recompiles to see the guard that failed; keep that value out of the compiled function "
+        "or pass it as a tensor",
+    )
+
+
 @stage_unit("dynamo", Stage.DYNAMO)
 def dynamo(ctx) -> list[Problem] | None:
     """One graph, zero breaks (a break in the user's own code is located there), every target op in it."""
@@ -48,7 +62,7 @@ def dynamo(ctx) -> list[Problem] | None:
     ctx.graph_count = compiled.user_graphs if ctx.dynamic else len(capture.dynamo_graphs)
     if ctx.dynamic and compiled.recompiles:
         ctx.notes.append(recompile_note(compiled.recompiles))
-    problems: list[Problem] = []
+    problems: list[Problem] = [] if ctx.dynamic or not compiled.recompiles else [recompile_problem(compiled.recompiles)]
     if compiled.error is not None and not capture.dynamo_graphs:
         params = {n: ", ".join(a.name for a in s.arguments) for n, s in ctx.signatures.items()}
         problem, brk = diagnose.dynamo_failure(compiled.error, sole_op=ctx.sole_op, schema_params=params, user_code=ctx.overload is None)

@@ -191,7 +191,7 @@ def test_multi_reinplace_intermediate_has_later_usage():
     assert "backend_defect" in checks(report), str(report)
 
 
-@pytest.mark.skip(reason="npugraph_ex's scope ops (npu_stream_switch) abort the interpreter: engineer `isolation` owns that abort")
+@pytest.mark.skip(reason="multi-stream is not emulated (npu_stream_switch): see STREAMS in test_torchair_aclgraph_st.py")
 def test_multi_reinplace_intermediate_cross_stream_fail():
     # torchair_aclgraph_reinplace_st.py:719: a used inside npu_stream_switch: reinplace fails (cross-stream)
     raise AssertionError("not run")

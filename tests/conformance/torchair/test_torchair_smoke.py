@@ -60,3 +60,9 @@ def test_force_recapture_disabled():
 def test_clone_output_storage_addresses():
     # aclgraph_test.py:2041-2090: assertNotEqual / assertEqual on output1.untyped_storage()._cdata
     raise AssertionError("not run")
+
+
+@pytest.mark.skip(reason="multi-stream is not emulated (torch.npu.stream): see STREAMS in test_torchair_aclgraph_st.py")
+def test_npu_stream_switch_with_stream_closure():
+    # npugraph_ex/tests/smoke/stream_test.py:77: two torch.npu.stream scopes: tagged_event_record/wait in the graph
+    raise AssertionError("not run")
