@@ -78,6 +78,59 @@ def _evaluated_example(expression: str) -> tuple[tuple, dict]:
     return (value if isinstance(value, tuple) else (value,)), {}
 
 
+def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
+    """Load the files, find the op, build its arguments and check it: all of it in the check's process."""
+    from opkit.verify.check import check_graph_entry
+
+    def check():
+        _load_files(load_files)
+        op = _resolve_op(op_name)
+        args, kwargs = _example_args(example, op)
+        return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
+
+    return _in_check_process(check, op_name, backend, timeout)
+
+
+def _check_project(project_dir: str, example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
+    """Evaluate --example and verify the project, in the check's process too."""
+    from opkit.verify.project import load_project, verify_project
+
+    def check():
+        args = _evaluated_example(example) if example is not None else None
+        return verify_project(project_dir, backend=backend, dynamic=dynamic, example=args, isolate=False)
+
+    return _in_check_process(check, load_project(project_dir).qualname, backend, timeout)
+
+
+def _check_from_cpp(
+    from_file: str, op_name: str | None, meta_files: tuple[str, ...], load_files: tuple[str, ...], example: str | None,
+    *, backend: str, dynamic: bool, timeout: float | None,
+):  # fmt: skip
+    """Define the op from its C++ text as torch would, load its Meta files, and check it: in the check's process too."""
+    from opkit.verify.check import check_graph_entry
+    from opkit.verify.from_cpp import defined_from_cpp
+
+    def check():
+        _load_files(load_files)
+        with defined_from_cpp(from_file, op_name, meta_files) as (op, notes):
+            args, kwargs = _example_args(example, op)
+            return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=notes, isolate=False)
+
+    return _in_check_process(check, f"{op_name or ''} from {from_file}".strip(), backend, timeout)
+
+
+def _in_check_process(check, target: str, backend: str, timeout: float | None):
+    """``check()`` in a child (one fork per command) unless OPKIT_VERIFY_ISOLATION=0: user code that exits,
+    hangs or crashes is a failed stage; a usage error found there is raised here again."""
+    from opkit.verify import isolation
+    from opkit.verify.backends import resolve_backend
+
+    chosen = resolve_backend(backend)
+    header = isolation.ReportHeader(target, chosen.name, chosen.device, chosen.emulated)
+    isolate = isolation.wanted(None, timeout=timeout, default=True)
+    return isolation.run_check(check, header, isolate=isolate, timeout=timeout, refusals=(ValueError, click.UsageError))
+
+
 @click.command("verify")
 @click.argument("project_dir", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--op", "op_name", metavar="NS::NAME", help="Check a registered op instead of a project (with --from: the op's NAME in that file).")
@@ -111,12 +164,22 @@ def _evaluated_example(expression: str) -> tuple[tuple, dict]:
 )
 @click.option("--show-graph", is_flag=True, help="Print the captured graph (after functionalization when visible).")
 @click.option("--dynamic", is_flag=True, help="Compile with dynamic=True and sweep shapes: reports npugraph_ex's recaptures.")
-def verify_command(project_dir, op_name, from_file, meta_files, example, load_files, backend, fmt, show_graph, dynamic) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop a check that runs longer (a Meta, kernel or example that never returns) and report it as failed. "
+    "Default: OPKIT_VERIFY_TIMEOUT, else 120.",
+)
+def verify_command(project_dir, op_name, from_file, meta_files, example, load_files, backend, fmt, show_graph, dynamic, timeout) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
     On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
     torch-npu wheel runs on CPU behind a stand-in NPU runtime (capture and replay emulated), with
     torch_npu's registration emulated for a project; without a wheel, aot_eager (Dynamo and AOTAutograd).
+
+    The check runs in a child process: user code that exits, hangs past --timeout or crashes the
+    interpreter is a failed stage, never a silent exit.
 
     Exit status: 0 one graph and no breaks, 1 any failed check, 2 usage error or unreadable project.
     """
@@ -132,25 +195,11 @@ def verify_command(project_dir, op_name, from_file, meta_files, example, load_fi
 
     try:
         if project_dir:
-            from opkit.verify.project import verify_project
-
-            args = _evaluated_example(example) if example is not None else None
-            report = verify_project(project_dir, backend=backend, dynamic=dynamic, example=args)
+            report = _check_project(project_dir, example, backend=backend, dynamic=dynamic, timeout=timeout)
         elif from_file:
-            from opkit.verify.check import check_graph_entry
-            from opkit.verify.from_cpp import defined_from_cpp
-
-            _load_files(load_files)
-            with defined_from_cpp(from_file, op_name, meta_files) as (op, notes):
-                args, kwargs = _example_args(example, op)
-                report = check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=notes)
+            report = _check_from_cpp(from_file, op_name, meta_files, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
         else:
-            from opkit.verify.check import check_graph_entry
-
-            _load_files(load_files)
-            op = _resolve_op(op_name)
-            args, kwargs = _example_args(example, op)
-            report = check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic)
+            report = _check_op(op_name, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
     except (ProjectError, ValueError) as exc:
         click.echo(f"opkit verify: {exc}", err=True)
         sys.exit(2)

@@ -22,22 +22,28 @@ def assert_enters_graph(fn_or_op, args: Sequence = (), kwargs: dict | None = Non
     """Check graph entry and raise ``GraphEntryError`` (an AssertionError) unless it is one graph, no breaks,
     every target op captured and no failed check. Returns the report for further assertions.
 
-    ``options`` are ``check_graph_entry``'s (``backend``, ``device``, ``ops``, ``dynamic``, ...), with its defaults."""
+    ``options`` are ``check_graph_entry``'s (``backend``, ``device``, ``ops``, ``dynamic``, ...), with its defaults,
+    except that the check runs in a child process (``isolate``; ``OPKIT_VERIFY_ISOLATION=0`` turns it off): an op
+    that exits, hangs or crashes fails its test, and the rest of the session still runs."""
     __tracebackhide__ = True
+    from opkit.verify import isolation
     from opkit.verify.check import check_graph_entry
 
+    options.setdefault("isolate", isolation.wanted(None, timeout=options.get("timeout"), default=True))
     report = check_graph_entry(fn_or_op, args, kwargs, **options)
     if not report.ok:
         raise GraphEntryError(report)
     return report
 
 
-def assert_project_enters_graph(project_dir, *, backend: str = "auto") -> GraphEntryReport:
-    """``assert_enters_graph`` for a project ``opkit new`` wrote: the generated smoke test calls this."""
+def assert_project_enters_graph(project_dir, *, backend: str = "auto", timeout: float | None = None) -> GraphEntryReport:
+    """``assert_enters_graph`` for a project ``opkit new`` wrote: the generated smoke test calls this. The project
+    loads and runs in a child process, as ``assert_enters_graph``'s check does."""
     __tracebackhide__ = True
+    from opkit.verify import isolation
     from opkit.verify.project import verify_project
 
-    report = verify_project(project_dir, backend=backend)
+    report = verify_project(project_dir, backend=backend, timeout=timeout, isolate=isolation.wanted(None, timeout=timeout, default=True))
     if not report.ok:
         raise GraphEntryError(report)
     return report

@@ -9,10 +9,11 @@ a shape sweep is asked for).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Sequence
 
-from opkit.verify import graphs, stages
+from opkit.verify import graphs, isolation, stages
 from opkit.verify.backends import Backend, auto_fallback_note, resolve_backend
 from opkit.verify.report import GraphEntryReport, Problem, Timings
 from opkit.verify.stages.context import CheckContext, as_target, quiet_torch_logs
@@ -64,6 +65,8 @@ def check_graph_entry(
     rtol: float | None = None,
     notes: Sequence[str] = (),
     meta_samples: Sequence[tuple[tuple, dict]] = (),
+    isolate: bool | None = None,
+    timeout: float | None = None,
 ) -> GraphEntryReport:
     """Check that ``fn_or_op(*args, **kwargs)`` enters one ``torch.compile`` graph with zero breaks.
 
@@ -76,12 +79,29 @@ def check_graph_entry(
     torch-npu wheel can be had, else aot_eager), ``npugraph_ex``, ``aot_eager``, ``inductor`` or ``eager``.
     ``dynamic=True`` sweeps shapes and reports recaptures. ``meta_samples``: more calls for the Meta
     function alone (e.g. with defaulted arguments passed).
+    ``isolate=True`` runs the check in a forked child, so that code which exits, hangs past ``timeout`` seconds
+    (default ``OPKIT_VERIFY_TIMEOUT``, else 120) or crashes the interpreter is a failed stage of this report
+    (``opkit.verify.isolation``). Default: in-process (a ``SystemExit`` is still a failed stage), unless a
+    ``timeout`` is given or ``OPKIT_VERIFY_ISOLATION=1``; ``opkit verify`` and ``assert_enters_graph`` isolate.
     """
+    chosen = resolve_backend(backend)
+    device = device or chosen.device
+    header = isolation.ReportHeader(as_target(fn_or_op, ops).label, chosen.name, device, chosen.emulated, tuple(notes))
+    check = functools.partial(
+        _check, fn_or_op, args, kwargs, backend, chosen, device,
+        ops=ops, fullgraph=fullgraph, dynamic=dynamic, options=options, real_kernel=real_kernel, opcheck=opcheck,
+        atol=atol, rtol=rtol, notes=notes, meta_samples=meta_samples,
+    )  # fmt: skip
+    return isolation.run_check(check, header, isolate=isolate, timeout=timeout)
+
+
+def _check(
+    fn_or_op, args, kwargs, requested: str, chosen: Backend, device: str, *, ops, fullgraph, dynamic, options, real_kernel, opcheck,
+    atol, rtol, notes, meta_samples,
+) -> GraphEntryReport:  # fmt: skip
     import torch
 
     started = time.perf_counter()
-    chosen = resolve_backend(backend)
-    device = device or chosen.device
     call_args, call_kwargs = to_device((tuple(args), dict(kwargs or {})), device)
     ctx = CheckContext(
         fn_or_op,
@@ -100,14 +120,14 @@ def check_graph_entry(
         meta_samples=tuple(meta_samples),
         notes=list(notes),
     )
-    ctx.notes += backend_notes(backend, chosen, auto_fallback_note())
+    ctx.notes += backend_notes(requested, chosen, auto_fallback_note() if requested == "auto" else None)
     if chosen.emulated:
         from opkit.verify import npugraph_ex
 
         ctx.emulation = npugraph_ex.load()
         ctx.notes.append(ctx.emulation.note)
     with torch.no_grad(), quiet_torch_logs():
-        ran = stages.run(ctx)
+        ran = stages.run(ctx, on_start=isolation.note_stage)
 
     compiled = ctx.compiled
     capture = ctx.capture

@@ -32,6 +32,14 @@ BACKEND_NEXT_ACTION = {
 # Each fails the same way on an NPU, so opkit reports it as the wheel's, not the op's.
 KNOWN_BACKEND_DEFECTS = (
     (
+        "is not pickleable",
+        "npugraph_ex serialises every graph it compiles (acl_graph_cache_utils.convert_to_bytes) and cannot pickle an "
+        "auto_functionalized node's op, which stays in the graph when input_inplace_pass=False leaves a mutated graph "
+        "input functionalized; it fails the same way on an NPU",
+        "leave input_inplace_pass at its default (True), or wait for a torch-npu whose serialiser handles "
+        "auto_functionalized",
+    ),
+    (
         "'CompilerConfig' object has no attribute 'experimental_config'",
         "torch-npu 2.13.0's npugraph_ex special-cases any op named npu.npu_weight_quant_batchmatmul "
         "(npu_fx_compiler.py sets config.experimental_config, which its own CompilerConfig lacks), so every graph "
@@ -232,7 +240,25 @@ def _break_reason(text: str) -> str:
 
 
 _ALIAS_OUTPUT = "output has alias annotations"
+_OPTION_REFUSED = "not in optional list"  # npugraph_ex's option check (configs/_option_base.py)
 _WHEEL_PACKAGE = "/torch_npu/dynamo/"  # where the unpacked wheel's npugraph_ex lives (opkit.verify.npugraph_ex.wheel)
+
+
+def _raised_by_backend_itself(exc: BaseException) -> bool:
+    """The failure came from the backend's own code before AOTAutograd ran (an option it refuses, its own
+    setup): its traceback, chained causes included, passes through no AOTAutograd frame
+    (torch/_functorch) and through the backend's package. Without a traceback it is not known."""
+    import traceback
+
+    files: list[str] = []
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        files += [frame.filename.replace("\\", "/") for frame in traceback.extract_tb(exc.__traceback__)]
+        exc = exc.__cause__ or exc.__context__
+    return bool(files) and not any("/_functorch/" in f for f in files) and any(_WHEEL_PACKAGE in f for f in files)
+
+
 
 
 def missing_module(exc: BaseException) -> ModuleNotFoundError | None:
@@ -322,13 +348,23 @@ def compile_failure(
             op,
             text,
         )
-    if sees_aot_graph and not reached_aot_graph or "functionaliz" in text.lower():
+    if sees_aot_graph and not reached_aot_graph and not _raised_by_backend_itself(inner) or "functionaliz" in text.lower():
         return Problem(
             Stage.AOT_FUNCTIONALIZATION,
             "functionalization",
             f"AOTAutograd could not functionalize the graph: {first_line(text)}",
             "check the schema's alias annotations: every mutated tensor is 'Tensor(a!)', no return aliases an input, "
             "and torch.library.opcheck(op, args) passes",
+            sole_op,
+            text,
+        )
+    if _OPTION_REFUSED in text:
+        return Problem(
+            Stage.BACKEND,
+            "backend_option",
+            f"backend {backend} refused an option before compiling anything: {first_line(text)}",
+            "pass each option of torch.compile(options=...) with a value its CompilerConfig lists "
+            "(npugraph_ex: configs/compiler_config.py), or leave it out for the default",
             sole_op,
             text,
         )

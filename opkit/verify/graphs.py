@@ -43,19 +43,53 @@ def _node_op(node) -> tuple[str | None, str]:
     return op_qualname(target), "direct"
 
 
+# The form of an op that Dynamo captured and its own Functionalize kernel replaced (by a functional twin)
+# in the functionalized graph.
+FUNCTIONALIZE_KERNEL_FORM = "functionalize_kernel"
+
+
+def _find(op: str, graphs: list, label: str) -> OpInGraph | None:
+    for node in _call_nodes(graphs):
+        name, form = _node_op(node)
+        if name == op:
+            return OpInGraph(op, True, form, label)
+    return None
+
+
+def has_functionalize_kernel(op: str) -> bool:
+    """The op registers its own Functionalize kernel (TorchAir's multi-inplace ops do): under AOTAutograd it
+    becomes whatever that kernel calls, typically a functional twin that npugraph_ex turns back."""
+    import torch
+
+    for overload in _overload_names(op):
+        try:
+            if torch._C._dispatch_has_kernel_for_dispatch_key(overload, "Functionalize"):
+                return True
+        except RuntimeError:
+            continue
+    return False
+
+
+def _overload_names(op: str) -> list[str]:
+    import torch
+
+    ns, _, name = op.partition("::")
+    packet = getattr(getattr(torch.ops, ns, None), name, None)
+    if packet is None:
+        return []
+    return [op if o == "default" else f"{op}.{o}" for o in packet.overloads()]
+
+
 def find_ops(target_ops: Iterable[str], aot_graphs: list, dynamo_graphs: list) -> tuple[OpInGraph, ...]:
-    """Each target op's presence, preferring the functionalized graph (what the backend really receives)."""
+    """Each target op's presence, preferring the functionalized graph (what the backend really receives).
+    An op absent there but captured by Dynamo is in the graph when its own Functionalize kernel renamed it."""
     found: list[OpInGraph] = []
     for op in target_ops:
-        hit = None
-        for label, graphs in (("aot", aot_graphs), ("dynamo", dynamo_graphs)):
-            for node in _call_nodes(graphs):
-                name, form = _node_op(node)
-                if name == op:
-                    hit = OpInGraph(op, True, form, label)
-                    break
-            if hit is not None or graphs:
-                break  # the first graph kind that exists is authoritative
+        graphs = aot_graphs or dynamo_graphs  # the first graph kind that exists is authoritative
+        hit = _find(op, graphs, "aot" if aot_graphs else "dynamo")
+        if hit is None and aot_graphs and has_functionalize_kernel(op):
+            traced = _find(op, dynamo_graphs, "dynamo")
+            hit = OpInGraph(op, True, FUNCTIONALIZE_KERNEL_FORM, "dynamo") if traced is not None else None
         found.append(hit or OpInGraph(op, False))
     return tuple(found)
 
@@ -75,19 +109,40 @@ def data_dependent_ops(graphs: list) -> tuple[str, ...]:
     return tuple(found)
 
 
-def uncapturable_ops(graphs: list, *, device: str, npu: bool = False) -> tuple[UncapturableOp, ...]:
+def _device_following_constants(dynamo_graphs: list) -> list:
+    """The values of ``torch.tensor(data, device=<a tensor's device>)`` calls in Dynamo's graphs: Dynamo
+    writes such a device as a ``torch.device`` object (``device=x.device``), a literal as the string the
+    user wrote (``device="cpu"``), and no device at all for the host default."""
+    import torch
+
+    values = []
+    for node in _call_nodes(dynamo_graphs):
+        if node.target is torch.tensor and isinstance(node.kwargs.get("device"), torch.device) and node.args:
+            try:
+                values.append(torch.tensor(node.args[0]))
+            except (TypeError, ValueError, RuntimeError):
+                continue
+    return values
+
+
+def uncapturable_ops(graphs: list, *, device: str, npu: bool = False, dynamo_graphs: list = ()) -> tuple[UncapturableOp, ...]:
     """Random ops, data-dependent shapes, host syncs and (for npugraph_ex) host tensor constants: what
-    aclgraph capture & replay cannot hold."""
+    aclgraph capture & replay cannot hold. A constant made on its inputs' device (``device=x.device``, found in
+    ``dynamo_graphs`` by its value) is on the CPU only because the check runs there: on an NPU it is not."""
     import torch
 
     seen: dict[str, UncapturableOp] = {}
     if npu:
+        following = _device_following_constants(list(dynamo_graphs))
         for gm in graphs:
             for node in gm.graph.nodes:
                 if node.op == "get_attr" and isinstance(getattr(gm, str(node.target), None), torch.Tensor):
                     constant = getattr(gm, str(node.target))
-                    if constant.device.type == "cpu" and not isinstance(constant, torch.nn.Parameter):
-                        seen.setdefault(str(node.target), UncapturableOp(f"tensor constant {node.target}", "cpu_constant"))
+                    if constant.device.type != "cpu" or isinstance(constant, torch.nn.Parameter):
+                        continue
+                    if any(v.shape == constant.shape and torch.equal(v.to(constant.dtype), constant) for v in following):
+                        continue
+                    seen.setdefault(str(node.target), UncapturableOp(f"tensor constant {node.target}", "cpu_constant"))
     for node in _call_nodes(graphs):
         target = node.target
         if not isinstance(target, torch._ops.OpOverload):

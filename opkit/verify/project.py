@@ -14,6 +14,7 @@ can verify many projects; the device rename of the custom-op emulation is the on
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -425,15 +426,29 @@ def verify_project(
     example: tuple[tuple, dict] | None = None,
     keep_registered: bool = False,
     dynamic: bool = False,
+    isolate: bool | None = None,
+    timeout: float | None = None,
 ) -> GraphEntryReport:
-    """Register the project's op (emulated off-NPU) and check that it enters one graph with no breaks."""
+    """Register the project's op (emulated off-NPU) and check that it enters one graph with no breaks.
+
+    ``isolate``, ``timeout``: as ``check_graph_entry``'s; a child process loads the project too (its Meta
+    file and reference run there). ``keep_registered`` leaves the op registered in this process, so it
+    runs in-process."""
+    from opkit.verify import isolation
     from opkit.verify.backends import resolve_backend
-    from opkit.verify.check import check_graph_entry
 
     project = load_project(project_dir)
     if example is not None and (misfit := example_misfit(project.signature, *example)) is not None:
         raise ProjectError(f"--example does not fit {project.signature.name}({', '.join(map(str, project.signature.arguments))}): {misfit}")
     chosen = resolve_backend(backend)
+    header = isolation.ReportHeader(project.qualname, chosen.name, chosen.device, chosen.emulated)
+    check = functools.partial(_verify_loaded, project, chosen, backend=backend, example=example, keep_registered=keep_registered, dynamic=dynamic)
+    return isolation.run_check(check, header, isolate=False if keep_registered else isolate, timeout=timeout, refusals=(ProjectError,))
+
+
+def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_registered: bool, dynamic: bool) -> GraphEntryReport:
+    from opkit.verify.check import check_graph_entry
+
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
             if example is not None:
@@ -449,6 +464,7 @@ def verify_project(
                 notes=notes,
                 meta_samples=[with_defaults] if with_defaults else (),
                 dynamic=dynamic,
+                isolate=False,
             )
     except _LoadFailure as failure:
         return GraphEntryReport(

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import dataclass, field, fields
+import types
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
 
 
 class Stage(str, enum.Enum):
@@ -203,8 +205,39 @@ class GraphEntryReport:
         kwargs.setdefault("indent", 2)
         return json.dumps(self.to_dict(), **kwargs)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> GraphEntryReport:
+        """The report ``to_dict`` gave (keys it derives, ``ok`` and ``failed_stage``, are recomputed).
+        Data only: how a check run in a child process comes back (``opkit.verify.isolation``)."""
+        return _from_plain(cls, data)
+
     def __str__(self) -> str:
         return format_report(self)
+
+
+def _from_plain(kind, value):
+    """``value`` (JSON data) as ``kind``, a type of the report's fields; the inverse of ``_plain``."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        return _from_plain(next(a for a in args if a is not type(None)), value)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_plain(args[0], v) for v in value)
+        return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=True))
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(value)
+    if is_dataclass(kind):
+        if kind is OpcheckResult:
+            value = {"op": value["op"], "results": list(value["results"].items())}
+        hints = typing.get_type_hints(kind)
+        return kind(**{f.name: _from_plain(hints[f.name], value[f.name]) for f in fields(kind) if f.name in value})
+    if kind is float and isinstance(value, int):
+        return float(value)
+    if isinstance(kind, type) and not isinstance(value, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
 def _plain(value):
@@ -234,8 +267,10 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     if color:
         verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
     backend = f"{report.backend} (emulated)" if report.emulated else report.backend
+    run = report.npugraph_ex
+    unseen = " (0 captures: nothing was captured or replayed)" if run is not None and run.calls and run.captures == 0 else ""
     lines.append(
-        f"{verdict}: {report.target} on backend={backend} device={report.device}: "
+        f"{verdict}{unseen}: {report.target} on backend={backend} device={report.device}: "
         f"graph_count={report.graph_count} graph_break_count={report.graph_break_count}"
     )
     for skipped in report.skipped:
@@ -268,7 +303,6 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
         lines.append(f"  fake vs real: {len(report.meta_checks) - len(bad)}/{len(report.meta_checks)} tensors agree")
     for oc in report.opcheck:
         lines.append(f"  opcheck {oc.op}: " + ", ".join(f"{k}={'ok' if v == 'SUCCESS' else 'FAILED'}" for k, v in oc.results))
-    run = report.npugraph_ex
     if run is not None:
         lines.append(
             f"  npugraph_ex ({run.source}): captures={run.captures} recaptures_for_moved_inputs={run.recaptures_for_moved_inputs} "

@@ -279,6 +279,38 @@ def test_uncapturable_a_constant_on_the_meta_device_is_not_on_the_host():
     assert graphs.uncapturable_ops([gm], device="npu", npu=True) == (UncapturableOp("tensor constant c", "cpu_constant"),)
 
 
+def test_uncapturable_a_constant_made_on_its_inputs_device_is_not_a_host_constant():
+    # torch.tensor(v, device=x.device) (TorchAir aclgraph st, test_aclgraph_cache_tensor_constant): off the NPU
+    # that device is the CPU, so the lifted constant is on the CPU, yet on an NPU it is on the device.
+    def follows(x):
+        return torch.maximum(x, torch.tensor(-1.0, device=x.device))
+
+    def literal(x):
+        return torch.maximum(x, torch.tensor(-1.0, device="cpu"))
+
+    def default(x):
+        return torch.maximum(x, torch.tensor(-1.0))
+
+    def graphs_of(fn):
+        seen = []
+
+        def backend(gm, example_inputs):
+            seen.append(gm)
+            return gm.forward
+
+        torch.compile(fn, backend=backend, fullgraph=True)(torch.ones(2))
+        return seen, [make_fx(fn)(torch.ones(2))]
+
+    dynamo, aot = graphs_of(follows)
+    assert graphs.uncapturable_ops(aot, device="cpu", npu=True, dynamo_graphs=dynamo) == ()
+    assert graphs.uncapturable_ops(aot, device="cpu", npu=True) == (UncapturableOp("tensor constant _tensor_constant0", "cpu_constant"),)
+    for fn in (literal, default):
+        dynamo, aot = graphs_of(fn)
+        assert graphs.uncapturable_ops(aot, device="cpu", npu=True, dynamo_graphs=dynamo) == (
+            UncapturableOp("tensor constant _tensor_constant0", "cpu_constant"),
+        ), fn.__name__
+
+
 # -- graph_code ----------------------------------------------------------------------------------------
 
 
@@ -289,3 +321,23 @@ def test_graph_code_prefers_the_aot_graphs():
     assert "torch.ops.aten.add.Tensor(x_1, 1)" in graphs.graph_code([aot], [dynamo])
     assert graphs.graph_code([], [dynamo]) == dynamo.code.strip()
     assert graphs.graph_code([], []) is None
+
+
+def test_find_ops_follows_an_op_its_functionalize_kernel_renamed():
+    # TorchAir's multi-inplace ops register a Functionalize kernel that calls a functional twin: the
+    # functionalized graph holds the twin, Dynamo's graph the op itself (torchair_st_stub_aclgraph_utils.py).
+    lib = torch.library.Library("opkit_graphs_renamed", "FRAGMENT")
+    lib.define("write_(Tensor(a!) x) -> ()")
+    lib.define("plain_(Tensor(a!) x) -> ()")
+    lib.impl("write_", lambda x: None, "Functionalize")
+    aot = _traced(lambda x: x + 1, torch.ones(2))
+    dynamo = _hand_graph(lambda g, x: g.call_function(torch.ops.opkit_graphs_renamed.write_.default, (x,)))
+    assert graphs.find_ops(["opkit_graphs_renamed::write_"], [aot], [dynamo]) == (
+        OpInGraph("opkit_graphs_renamed::write_", True, graphs.FUNCTIONALIZE_KERNEL_FORM, "dynamo"),
+    )
+    # Without a Functionalize kernel of its own, absence from the functionalized graph is absence.
+    plain = _hand_graph(lambda g, x: g.call_function(torch.ops.opkit_graphs_renamed.plain_.default, (x,)))
+    assert graphs.find_ops(["opkit_graphs_renamed::plain_"], [aot], [plain]) == (OpInGraph("opkit_graphs_renamed::plain_", False),)
+    # Renamed but never traced: not in the graph.
+    assert graphs.find_ops(["opkit_graphs_renamed::write_"], [aot], [aot]) == (OpInGraph("opkit_graphs_renamed::write_", False),)
+    assert graphs.has_functionalize_kernel("opkit_graphs_renamed::nothing") is False

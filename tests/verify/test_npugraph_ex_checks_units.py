@@ -143,7 +143,7 @@ def test_a_wrapper_without_its_op():
 
 def test_copy_back_into_a_mutated_graph_input():
     observation = Observation([CompiledGraph(_PLAIN, _copy_back("x"), ("x",))])
-    assert checks.passes_problems(observation, []) == [
+    assert checks.passes_problems(observation, ["aten::mul"]) == [
         Problem(
             Stage.BACKEND,
             "copy_back",
@@ -160,7 +160,26 @@ def test_copy_back_into_a_mutated_graph_input():
     ids=["input-not-mutated", "nothing-mutated", "not-a-graph-input"],
 )
 def test_copies_that_are_no_copy_back(into, mutated):
-    assert checks.passes_problems(Observation([CompiledGraph(_PLAIN, _copy_back(into), mutated)]), []) == []
+    assert checks.passes_problems(Observation([CompiledGraph(_PLAIN, _copy_back(into), mutated)]), ["aten::mul"]) == []
+
+
+def test_a_copy_back_is_of_what_a_target_op_wrote():
+    # copy_(x, mul(x, y)) with mul not under check: the compiler's own epilogue, not the op's copy-back.
+    assert checks.passes_problems(Observation([CompiledGraph(_PLAIN, _copy_back("x"), ("x",))]), []) == []
+    # A value computed from an argument the target op was handed counts (the op wrote it in place).
+    def build(g, x, y):
+        t = g.call_function(torch.ops.aten.clone.default, (y,))
+        g.call_function(_SCALE, (t, 2.0))
+        return g.call_function(torch.ops.aten.copy_.default, (x, g.call_function(torch.ops.aten.neg.default, (t,))))
+
+    observation = Observation([CompiledGraph(_PLAIN, _graph(build), ("x",))])
+    assert [p.check for p in checks.passes_problems(observation, ["opkit_checks_units::scale_"])] == ["copy_back"]
+
+
+def test_a_self_copy_is_no_copy_back():
+    # copy_(x, x): what npugraph_ex keeps for a user's x.copy_(x) (TorchAir reinplace st, test_self_copy_no_crash)
+    self_copy = _graph(lambda g, x, y: g.call_function(torch.ops.aten.copy_.default, (x, x)))
+    assert checks.passes_problems(Observation([CompiledGraph(_PLAIN, self_copy, ("x",))]), ["aten::copy_"]) == []
 
 
 def test_a_copy_without_args_and_a_graph_that_failed_to_compile():
@@ -169,7 +188,7 @@ def test_a_copy_without_args_and_a_graph_that_failed_to_compile():
     assert checks.passes_problems(observation, ["opkit_checks_units::scale_"]) == []
     # A graph that failed to compile comes first: the later ones are still read.
     observation = Observation([CompiledGraph(_PLAIN), CompiledGraph(_PLAIN, _copy_back("x"), ("x",))])
-    assert [p.check for p in checks.passes_problems(observation, [])] == ["copy_back"]
+    assert [p.check for p in checks.passes_problems(observation, ["aten::mul"])] == ["copy_back"]
 
 
 def test_swallowed_pass_failures_and_silence_on_a_clean_graph():

@@ -1082,6 +1082,9 @@ def test_capture_unit_a_copy_to_the_host_syncs_only_off_the_cpu():
 
 
 def test_capture_unit_records_the_emulated_run():
+    from opkit.verify.npugraph_ex.capture import LOG
+
+    LOG.reset()  # the process-wide capture log: an earlier capture in this process (a test's own) must not count here
     gm = _fx(torch.ops.aten.relu.default, torch.ops.aten.rand_like.default)
     observation = Observation([CompiledGraph(gm, gm, (), "graph_1")], ["The capture_limit reached when capturing. More"])
     calls = [CompiledCall("capture", ((), {})), CompiledCall("replay", ((), {}))]

@@ -8,6 +8,13 @@ into them and outputs read from them behave as fixed graph memory does, and Pyth
 their capture values. Capture leaves no trace on memory that existed before it: what a kernel writes
 there is restored when the capture ends (on an NPU nothing runs during capture).
 
+Memory allocated inside a capture is the graph's pool and stays reserved for the graph until it is
+reset, as on the device: npugraph_ex drops its own references to the input buffers it allocates there
+(``clone_input``) and later copies each call's inputs into views rebuilt from their addresses
+(``graph_memory`` finds the owner). Were the pool not held, a graph whose kernels never read an input
+(npugraph_ex's ``wait`` rewired onto a ``record``) would free that buffer and the copy would write freed
+heap memory (glibc aborts the process).
+
 What aclgraph capture cannot hold is recorded as a violation: a host sync (the capture aborts, as on the
 device), an op whose output size depends on data (a sync too), and a random op (captured with frozen
 state: replays repeat or drift from eager).
@@ -16,6 +23,7 @@ state: replays repeat or drift from eager).
 from __future__ import annotations
 
 import contextlib
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +103,7 @@ class NPUGraph:
 
     def __init__(self) -> None:
         self._kernels: list[_Kernel] = []
-        self._pool: set[int] = set()  # storages allocated inside the capture: graph memory
+        self._pool: dict[int, Any] = {}  # data_ptr -> storage allocated inside the capture: graph memory, held
         self._saved: dict[int, tuple[Any, Any]] = {}  # storages from before the capture that it wrote
         self.captured = False
 
@@ -105,6 +113,7 @@ class NPUGraph:
         self._kernels.clear()
         self._pool.clear()
         self._saved.clear()
+        _GRAPHS.add(self)
 
     def capture_end(self) -> None:
         for storage, snapshot in self._saved.values():
@@ -129,7 +138,7 @@ class NPUGraph:
                 raise CaptureViolation(kind, op, violation.message)
         if op in _ALLOCATIONS:
             out = func(*args, **kwargs)
-            self._pool.add(out.untyped_storage().data_ptr())
+            self._hold(out)
             return out.zero_()  # deterministic contents: a kernel reading it before replay cannot crash
         for i, arg in enumerate(func._schema.arguments):
             if arg.alias_info is None or not arg.alias_info.is_write:
@@ -141,12 +150,21 @@ class NPUGraph:
                     key = storage.data_ptr()
                     if key not in self._pool and key not in self._saved:
                         self._saved[key] = (storage, storage.clone())
+        # A kernel's output is graph memory only when it is new memory: a view of an argument (select,
+        # as_strided, an in-place op returning its input) is the argument's memory, a user's input included,
+        # so a later write through it is undone at capture end like any write to that input.
+        argument_memory = {t.untyped_storage().data_ptr() for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
         out = func(*args, **kwargs)
         for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
-                self._pool.add(t.untyped_storage().data_ptr())
+            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in argument_memory:
+                self._hold(t)
         self._kernels.append(_Kernel(func, args, kwargs, out))
         return out
+
+    def _hold(self, tensor) -> None:
+        storage = tensor.untyped_storage()
+        if storage.nbytes():  # a zero-byte storage has no address to hand out
+            self._pool.setdefault(storage.data_ptr(), storage)
 
     # -- replay -----------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -175,6 +193,18 @@ class NPUGraph:
     @property
     def kernels(self) -> list[str]:
         return [k.func._schema.name for k in self._kernels]
+
+
+_GRAPHS: weakref.WeakSet = weakref.WeakSet()  # every NPUGraph that captured, while it lives
+
+
+def graph_memory(data_ptr: int, nbytes: int):
+    """The storage of a live graph's pool that starts at ``data_ptr`` and holds ``nbytes``, else None."""
+    for npu_graph in list(_GRAPHS):
+        storage = npu_graph._pool.get(data_ptr)
+        if storage is not None and storage.nbytes() >= nbytes:
+            return storage
+    return None
 
 
 def _same_memory(a, b) -> bool:

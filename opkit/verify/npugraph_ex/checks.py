@@ -40,7 +40,7 @@ def _name(target) -> str:
 
 def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[Problem]:
     """After npugraph_ex's passes: each target op called directly, no functionalization left on it,
-    no copy-back into a graph input it mutates, and no pass failure swallowed."""
+    no copy-back of what it wrote into a graph input, and no pass failure swallowed."""
     problems: list[Problem] = []
     wanted = set(op_names)
     for line in observation.skipped_passes:
@@ -58,6 +58,8 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
             continue
         placeholders = {n.name for n in g.after.graph.nodes if n.op == "placeholder"}
         mutated = set(g.mutated_user_inputs)
+        touched = _touched_by(g.after.graph, wanted)
+        problems += compiler_defects(g.after.graph)
         for node in g.after.graph.nodes:
             if node.op != "call_function":
                 continue
@@ -76,7 +78,7 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
                             op,
                         )
                     )
-            elif name == "aten::copy_" and node.args and node.args[0].name in placeholders & mutated:  # args[0]: a tensor's node
+            elif name == "aten::copy_" and _copies_back(node, placeholders & mutated, touched):
                 problems.append(
                     Problem(
                         Stage.BACKEND,
@@ -89,11 +91,102 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
     return problems
 
 
+def _copies_back(node, inputs: set[str], touched: set) -> bool:
+    """A ``copy_`` into one of ``inputs`` of a value computed from what a target op wrote or returned
+    (``touched``). A self-copy ``copy_(x, x)`` copies nothing in: npugraph_ex's re-inplacing leaves it on
+    purpose (TorchAir's reinplace st, test_self_copy_no_crash). A copy from ATen ops alone (a slice_scatter
+    epilogue) is the compiler's own bookkeeping, which no op schema can change."""
+    if len(node.args) < 2 or node.args[0].name not in inputs or node.args[1] is node.args[0]:
+        return False
+    seen, todo = set(), [node.args[1]]
+    while todo:
+        n = todo.pop()
+        if n in touched:
+            return True
+        if n not in seen and n.op != "placeholder":
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return False
+
+
+def _touched_by(graph, wanted: set[str]) -> set:
+    """Nodes of the target ops (direct or wrapped) and the values they are handed (what they may write)."""
+    touched = set()
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = _name(node.target)
+        op = _name(node.args[0]) if name in _WRAPPERS and node.args else name
+        if op in wanted:
+            touched.add(node)
+            touched.update(n for n in node.all_input_nodes if n.op != "placeholder")
+    return touched
+
+
+_DEFECT_ACTION = (
+    "the graph npugraph_ex received was right and its own passes broke it, so no change to the op fixes it: "
+    "report it to TorchAir with the graph after its passes (opkit verify --show-graph); meanwhile avoid the "
+    "pass's trigger (a functional twin registered as re-inplaceable) or the option that runs it"
+)
+
+
+def _value(node):
+    return node.meta.get("val", node.meta.get("fake_result")) if hasattr(node, "meta") else None
+
+
+def _one_tensor(node) -> bool:
+    """The node's value is a single tensor: by the schema of the op it calls now (a pass may have swapped
+    the op and left the old op's fake value), or by that fake value."""
+    import torch
+
+    schema = getattr(node.target, "_schema", None)
+    if schema is not None:
+        returns = schema.returns
+        return len(returns) == 1 and isinstance(returns[0].type, torch.TensorType)
+    return isinstance(_value(node), torch.Tensor)
+
+
+def compiler_defects(graph) -> list[Problem]:
+    """What npugraph_ex's own passes left that cannot be right, whatever the op: a tuple index on a value
+    that is one tensor (its multi-inplace re-inplacing swaps a functional twin, whose outputs are a tuple,
+    for the in-place op or onto its empty_like buffers, and keeps the indexing). It runs wrong on an NPU too."""
+    import operator
+
+    problems = []
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is operator.getitem and node.args and hasattr(node.args[0], "target"):
+            indexed = node.args[0]
+            if indexed.op == "call_function" and _one_tensor(indexed):
+                problems.append(
+                    Problem(
+                        Stage.BACKEND,
+                        "backend_defect",
+                        f"npugraph_ex's passes left {node.name} = {indexed.name}[{node.args[1]}], a tuple index on "
+                        f"{_name(indexed.target)}'s single tensor: its re-inplacing rewired a functional op's outputs and "
+                        "kept their indexing, so the graph reads a slice instead of the result (on an NPU too): the "
+                        "compiler's defect, not the op's",
+                        _DEFECT_ACTION,
+                    )
+                )
+    return problems
+
+
 _CAPTURE_ACTIONS = {
     "cpu_sync": "keep the value on the device as a tensor: no .item(), .tolist(), .cpu() or Python branching on it in the graph",
     "data_dependent": "npugraph_ex needs static shapes: use a fixed-shape form (masking with torch.where, a padded output)",
     "random": "generate the random tensor outside the compiled region and pass it in as an input",
 }
+
+
+def no_capture_note(observation: Observation, options: dict | None) -> str:
+    """What a report whose calls captured no aclgraph says: a PASS then rests on eager runs of the graph."""
+    if (options or {}).get("force_eager"):
+        why = "force_eager=True runs the FX graph eagerly"
+    elif observation.capture_limit_message:
+        why = "it fell back to eager"
+    else:
+        why = "it ran the graph without capturing it"
+    return f"npugraph_ex made 0 captures ({why}): no aclgraph was captured or replayed, so capture and replay went unchecked"
 
 
 def capture_problems(observation: Observation) -> list[Problem]:

@@ -101,15 +101,37 @@ def _npu_setCheckpointPoolState(device, state, stale_storages, storages_to_add_d
 
 
 def _construct_storage_from_data_pointer(data_ptr: int, device, nbytes: int):
-    """Host memory at an address as a storage that does not own it (the graph's buffers own it)."""
+    """Host memory at an address as a new storage over it. When the address is graph-pool memory the new
+    storage keeps that buffer alive (on the device the pool keeps the block reserved); any other address is
+    memory its caller keeps alive (a user's tensor), as on the device."""
     import ctypes
 
     import torch
 
+    from opkit.verify.npugraph_ex.capture import graph_memory
+
     if nbytes == 0:
         return torch.UntypedStorage(0)
-    buffer = (ctypes.c_char * nbytes).from_address(data_ptr)
+    owner = graph_memory(data_ptr, nbytes)
+    buffer = _HeldBytes.at(data_ptr, nbytes) if owner is not None else (ctypes.c_char * nbytes).from_address(data_ptr)
+    if owner is not None:
+        buffer.owner = owner  # torch.frombuffer keeps the buffer object, and so the owner, as long as the storage
     return torch.frombuffer(buffer, dtype=torch.uint8).untyped_storage()
+
+
+class _HeldBytes:
+    """Byte arrays at an address that can carry a reference to the memory's owner (a ctypes subclass has a __dict__)."""
+
+    _types: dict[int, type] = {}
+
+    @classmethod
+    def at(cls, data_ptr: int, nbytes: int):
+        import ctypes
+
+        array = cls._types.get(nbytes)
+        if array is None:
+            array = cls._types[nbytes] = type(f"HeldBytes{nbytes}", (ctypes.c_char * nbytes,), {})
+        return array.from_address(data_ptr)
 
 
 def _construct_NPU_Tensor_From_Storage_And_Metadata(metadata: dict, storage):  # noqa: N802

@@ -48,10 +48,12 @@ def units() -> list[StageUnit]:
     return sorted(UNITS, key=lambda unit: UNIT_MODULES.index(unit.name))
 
 
-def run(ctx) -> list[Stage]:
-    """Run every unit on ``ctx``; problems accumulate in ``ctx.problems``. Returns the stages that ran."""
+def run(ctx, on_start: Callable[[Stage], None] = lambda stage: None) -> list[Stage]:
+    """Run every unit on ``ctx``; problems accumulate in ``ctx.problems``. Returns the stages that ran.
+    ``on_start(stage)`` is told as each unit starts (a check in a child process reports where it died)."""
     ran: list[Stage] = []
     for unit in units():
+        on_start(unit.stage)
         found = unit.check(ctx)
         if found is None:
             continue

@@ -20,6 +20,7 @@ class CompiledCall:
     before: tuple  # (args, kwargs) as passed
     after: tuple | None = None  # (args, kwargs) after the call: in-place effects
     out: Any = None
+    compiled_graphs: int = 0  # Dynamo graphs compiled during this call (after the first: recompiles)
 
 
 @dataclass
@@ -30,6 +31,17 @@ class CompileRun:
     error_call: str | None = None
     first_call_s: float | None = None
     replay_s: float | None = None
+
+    @property
+    def user_graphs(self) -> int:
+        """The graphs Dynamo made of the model on its first call (all of them when that call failed). A later
+        call's are recompiles of a model already captured, for the check's own new inputs."""
+        return self.calls[0].compiled_graphs if self.calls else len(self.capture.dynamo_graphs)
+
+    @property
+    def recompiles(self) -> list[tuple[str, int]]:
+        """(call label, graphs compiled) for each call after the first that made Dynamo compile again."""
+        return [(c.label, c.compiled_graphs) for c in self.calls[1:] if c.compiled_graphs]
 
 
 # The calls a static check makes: capture, then replays with fresh data; the third refills the previous
@@ -94,6 +106,7 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
         for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
             inputs = make_inputs(inputs)
             call = CompiledCall(label, clone_tree(inputs))
+            graphs_before = len(capture.dynamo_graphs)
             start = time.perf_counter()
             try:
                 out = compiled(*inputs[0], **inputs[1])
@@ -103,6 +116,7 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
                 result.error, result.error_call = exc, label
                 return result
             elapsed = time.perf_counter() - start
+            call.compiled_graphs = len(capture.dynamo_graphs) - graphs_before
             call.out, call.after = clone_tree(out), clone_tree(inputs)
             result.calls.append(call)
             if result.first_call_s is None:

@@ -46,7 +46,8 @@ def capture(ctx) -> list[Problem] | None:
         return None
     cap = ctx.capture
     inspected = cap.aot_graphs or cap.dynamo_graphs
-    ctx.uncapturable = list(graphs.uncapturable_ops(inspected, device=ctx.device, npu=ctx.backend.name == "npugraph_ex"))
+    npu = ctx.backend.name == "npugraph_ex"
+    ctx.uncapturable = list(graphs.uncapturable_ops(inspected, device=ctx.device, npu=npu, dynamo_graphs=cap.dynamo_graphs))
     ctx.uncapturable += [UncapturableOp(n, "random") for n, s in ctx.signatures.items() if s.has_generator]
     problems = [_uncapturable_problem(u) for u in ctx.uncapturable]
     if cap.observation is not None and ctx.emulation is not None:
@@ -58,6 +59,8 @@ def capture(ctx) -> list[Problem] | None:
             calls=[c.label for c in compiled.calls] + ([f"{compiled.error_call} (failed)"] if compiled.error_call else []),
         )
         problems += checks.capture_problems(cap.observation)
+        if ctx.npugraph_ex.captures == 0 and compiled.calls:
+            ctx.notes.append(checks.no_capture_note(cap.observation, ctx.options))
     failed_on_first_call = compiled.error is not None and cap.compiled >= len(cap.dynamo_graphs) and not compiled.calls
     if failed_on_first_call and ctx.eager.ok and not isinstance(compiled.error, _capture_violation_type()):
         problems.append(diagnose.runtime_failure(compiled.error, backend=ctx.backend.name, sole_op=ctx.sole_op, call=compiled.error_call))

@@ -25,6 +25,32 @@ def _located(stack) -> str | None:
 
 
 
+def recompile_note(recompiles: list[tuple[str, int]]) -> str:
+    """What a report says of the graphs Dynamo compiled during a shape sweep after the model's first call:
+    recompiles opkit's own sweep shapes caused, counted neither as the model's graphs nor as breaks."""
+    calls = ", ".join(f"{label} ({n} graph{'s' if n > 1 else ''})" for label, n in recompiles)
+    return (
+        f"Dynamo recompiled the model for opkit's own sweep shapes: {calls}. The sweep grows dim 0 of every "
+        "input, which breaks what Dynamo specialised on the first shape (equal sizes duck-sized to one symbol, "
+        "a size of 0 or 1, a size a shape formula reaches 1 at); these graphs are not counted as the model's "
+        "graphs or breaks"
+    )
+
+
+def recompile_problem(recompiles: list[tuple[str, int]]) -> Problem:
+    """A static check whose later calls, with the first call's shapes and dtypes, made Dynamo compile again:
+    the model's own guards change between calls, and npugraph_ex captures a new graph each time."""
+    calls = ", ".join(label for label, _ in recompiles)
+    return Problem(
+        Stage.DYNAMO,
+        "recompile",
+        f"Dynamo compiled the model again on the {calls} call(s), with the first call's shapes and dtypes: something "
+        "it guards on changes from call to call (a Python value the model reads, an object it creates per call)",
+        "run with TORCH_LOGS=recompiles to see the guard that failed; keep that value out of the compiled function "
+        "or pass it as a tensor",
+    )
+
+
 @stage_unit("dynamo", Stage.DYNAMO)
 def dynamo(ctx) -> list[Problem] | None:
     """One graph, zero breaks (a break in the user's own code is located there), every target op in it."""
@@ -32,8 +58,12 @@ def dynamo(ctx) -> list[Problem] | None:
     if compiled is None:
         return None
     capture = compiled.capture
-    ctx.graph_count = len(capture.dynamo_graphs)
-    problems: list[Problem] = []
+    # A static check repeats the first call's shapes, so a recompile there is the model's own (a guard on
+    # changing Python state) and counts; in a shape sweep the new shapes are opkit's, and so are the recompiles.
+    ctx.graph_count = compiled.user_graphs if ctx.dynamic else len(capture.dynamo_graphs)
+    if ctx.dynamic and compiled.recompiles:
+        ctx.notes.append(recompile_note(compiled.recompiles))
+    problems: list[Problem] = [] if ctx.dynamic or not compiled.recompiles else [recompile_problem(compiled.recompiles)]
     if compiled.error is not None and not capture.dynamo_graphs:
         params = {n: ", ".join(a.name for a in s.arguments) for n, s in ctx.signatures.items()}
         returns = {n: diagnose.returns_text(s) for n, s in ctx.signatures.items()}
@@ -49,6 +79,12 @@ def dynamo(ctx) -> list[Problem] | None:
         ctx.graph_breaks = explained[1] if explained else []
     if capture.dynamo_graphs:
         ctx.ops_in_graph = graphs.find_ops(ctx.op_names, capture.aot_graphs, capture.dynamo_graphs)
+    ctx.notes += [
+        f"{o.op} has its own Functionalize kernel: the functionalized graph holds what that kernel calls (its "
+        "functional twin), so the op's presence was read from Dynamo's graph"
+        for o in ctx.ops_in_graph
+        if o.form == graphs.FUNCTIONALIZE_KERNEL_FORM
+    ]
     for o in ctx.ops_in_graph:
         if not o.found and capture.compiled:
             problems.append(

@@ -41,6 +41,12 @@ class EagerRun:
 
 def run_eager(ctx) -> EagerRun:
     """Run the model once on clones, recording every custom-op call and any undeclared input mutation."""
+    return run_recorded(ctx.target.fn, ctx.args, ctx.kwargs)
+
+
+def run_recorded(fn, args, kwargs) -> EagerRun:
+    """Call ``fn`` once on clones of its inputs, recording every custom-op call the dispatcher makes with
+    real tensors, and any input a kernel mutates that its schema does not declare."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
@@ -55,25 +61,37 @@ def run_eager(ctx) -> EagerRun:
             before_args, before_kwargs = clone_tree(args), clone_tree(kwargs)
             out = func(*args, **kwargs)
             call = OpCall(func, before_args, before_kwargs, clone_tree(out))
-            for i, arg in enumerate(func._schema.arguments):
-                value = args[i] if i < len(args) else kwargs.get(arg.name)
+            schema_args = func._schema.arguments
+            values = [args[i] if i < len(args) else kwargs.get(a.name) for i, a in enumerate(schema_args)]
+            # Memory the schema declares written: an argument passed that very memory too (sin(out, out))
+            # changes with it, and that is the declared write, not an undeclared one.
+            written = {
+                t.untyped_storage().data_ptr()
+                for a, value in zip(schema_args, values)
+                if a.alias_info is not None and a.alias_info.is_write
+                for t in tree_flatten(value)[0]
+                if isinstance(t, torch.Tensor)
+            }
+            for i, (arg, value) in enumerate(zip(schema_args, values)):
                 before = before_args[i] if i < len(args) else before_kwargs.get(arg.name)
                 if arg.alias_info is not None and arg.alias_info.is_write:
                     continue
                 now, _ = tree_flatten(value)
                 was, _ = tree_flatten(before)
                 for a, b in zip(now, was):
-                    if isinstance(a, torch.Tensor) and not torch.equal(a.nan_to_num(), b.nan_to_num()):
+                    if not isinstance(a, torch.Tensor) or a.untyped_storage().data_ptr() in written:
+                        continue
+                    if not torch.equal(a.nan_to_num(), b.nan_to_num()):
                         call.undeclared_mutations.append(arg.name)
                         break
             calls.append(call)
             return out
 
-    args, kwargs = clone_tree((ctx.args, ctx.kwargs))
+    args, kwargs = clone_tree((args, kwargs))
     start = time.perf_counter()
     try:
         with Recorder():
-            ctx.target.fn(*args, **kwargs)
+            fn(*args, **kwargs)
     except Exception as exc:
         return EagerRun(calls, None, exc)
     return EagerRun(calls, time.perf_counter() - start)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opkit.verify import diagnose
+from opkit.verify import diagnose, graphs
 from opkit.verify.report import MetaCheck, Problem, SkippedCheck, Stage
 from opkit.verify.stages import stage_unit
-from opkit.verify.stages.eager import OpCall
+from opkit.verify.stages.eager import OpCall, run_recorded
 
 def _metadata(t) -> tuple | None:
     """(shape, dtype, stride) of a real or fake tensor, symbolic sizes at their hints; None when a size
@@ -100,7 +100,7 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]], outputs: lis
 
     schema = op._schema
     name = schema.name
-    returns = schema.returns
+    returns = declared_returns(schema)
     problems: list[Problem] = []
     for args, kwargs in samples:
         mode = FakeTensorMode(shape_env=ShapeEnv())  # a shape env lets data-dependent sizes be unbacked SymInts
@@ -154,6 +154,29 @@ def check_meta_structure(op, samples: Sequence[tuple[tuple, dict]], outputs: lis
     return problems
 
 
+def declared_returns(schema) -> list:
+    """The values a schema's returns declare. torch parses ``-> None`` as ONE return of type NoneType (the
+    in-place ops of TorchAir and npugraph_ex are declared so); a function for it returns None, as for
+    ``-> ()``: zero values."""
+    import torch
+
+    returns = list(schema.returns)
+    return [] if len(returns) == 1 and isinstance(returns[0].type, torch._C.NoneType) else returns
+
+
+def functional_twin_calls(ctx) -> list[OpCall]:
+    """The custom ops a target op's own Functionalize kernel calls instead of it (TorchAir's multi-inplace
+    ops call a functional twin), recorded with real tensors by running the model under functionalization.
+    Only those ops reach the graph, so the graph's shapes are their Meta functions' (npugraph_ex's passes
+    drop views that a wrong twin Meta makes look like no-ops). Empty when no target op has such a kernel."""
+    import torch
+
+    if not any(graphs.has_functionalize_kernel(name) for name in ctx.op_names):
+        return []
+    run = run_recorded(torch.func.functionalize(ctx.target.fn), ctx.args, ctx.kwargs)
+    return [c for c in run.calls if c.op._schema.name not in ctx.op_names] if run.ok else []
+
+
 def first_call_per_op(calls: list[OpCall]) -> list[OpCall]:
     """One recorded call per op: checking an op's metadata once is enough."""
     first: dict[str, OpCall] = {}
@@ -177,6 +200,15 @@ def meta(ctx) -> list[Problem] | None:
         first = ctx.meta_outputs[0] if ctx.overload is not None and ctx.meta_outputs else None
         ctx.meta_checks, found = check_fake_vs_real(calls, {ctx.sole_op: first} if first is not None else None)
         problems += found
+        twins = functional_twin_calls(ctx) if calls else []
+        twin_checks, found = check_fake_vs_real(twins)
+        ctx.meta_checks += twin_checks
+        problems += found
+        ctx.notes += [
+            f"{name} is what a target op's own Functionalize kernel calls in the graph: its Meta function was "
+            "checked against its kernel too"
+            for name in dict.fromkeys(c.op._schema.name for c in twins)
+        ]
     else:
         ctx.skipped.append(SkippedCheck("fake vs real", "a stand-in kernel agrees with the Meta function by construction"))
     if not calls and ctx.overload is None:
