@@ -41,6 +41,38 @@ def corpus_yaml() -> Path:
 
 
 @pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB tmpfs mounted in tmp_path (root only, else skipped); ``fill()`` takes all its free space."""
+    import subprocess
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+
+    class SmallDisk:
+        path = disk
+
+        @staticmethod
+        def fill() -> None:
+            with open(disk / ".filler", "wb", buffering=0) as f:  # a name of its own: never taken for the user's file
+                try:
+                    while True:
+                        f.write(b"\0" * 4096)
+                except OSError:
+                    pass
+            assert os.statvfs(disk).f_bavail == 0
+
+    try:
+        yield SmallDisk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.fixture
 def run_opkit():
     """Run the `opkit` CLI in-process with click's runner; returns (exit_code, output)."""
     from click.testing import CliRunner

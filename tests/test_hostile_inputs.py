@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 FIFO = object()  # a file entry that is created as a named pipe
+DIRECTORY = object()  # a file entry that is created as a directory
 FRAGMENT = b"custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n"
 BILLION_LAUGHS = b"a: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
     b"%c: &%c [%s]\n" % (98 + i, 98 + i, b", ".join([b"*%c" % (97 + i)] * 9)) for i in range(8)
@@ -27,7 +28,7 @@ class Case:
     outcome: str  # refused | reported | verbatim
     argv: tuple[str, ...]  # {tmp} is the test's directory
     message: str  # appears exactly once in the output
-    files: dict = field(default_factory=dict)  # relative path -> bytes | FIFO
+    files: dict = field(default_factory=dict)  # relative path -> bytes | FIFO | DIRECTORY
     mode: int | None = None  # chmod of the first file
 
 
@@ -45,7 +46,23 @@ CASES = {
     "lint-json-number-out-of-range": Case("refused", ("lint", "{tmp}/op.json"), "E002 invalid JSON: number 1e999 is out of range", {"op.json": _json_op(b"1e999")}),
     "lint-yaml-billion-laughs": Case("refused", ("lint", "{tmp}/x.yaml"), "E003 aliases expand to more than 1,000,000 nodes", {"x.yaml": BILLION_LAUGHS}),
     "lint-yaml-too-many-aliases": Case("refused", ("lint", "{tmp}/x.yaml"), "E003 more than 10000 aliases", {"x.yaml": b"a: &a 1\ncustom: [" + b"*a, " * 10001 + b"]\n"}),
+    "lint-yaml-python-object-tag": Case("refused", ("lint", "{tmp}/x.yaml"), "x.yaml:1:42: E003 entry 0 of 'custom' is a scalar", {"x.yaml": b'custom: !!python/object/apply:os.system ["touch ran"]\n'}),
+    "lint-yaml-not-utf8": Case("refused", ("lint", "{tmp}/x.yaml"), "x.yaml:2:1: E001 not UTF-8 (byte 0xff at offset 14)", {"x.yaml": b"custom: []\nx: \xff\n"}),
+    "lint-yaml-nested-deeply": Case("refused", ("lint", "{tmp}/x.yaml"), "x.yaml:1:1: E003 nested more than 500 levels deep", {"x.yaml": b"a: " + b"[" * 20_000 + b"]" * 20_000 + b"\n"}),
+    "lint-json-nested-deeply": Case("refused", ("lint", "{tmp}/op.json"), "op.json:1:1: E003 nested too deeply to read", {"op.json": b"[" * 20_000 + b"]" * 20_000}),
     "lint-fifo": Case("refused", ("lint", "{tmp}/pipe.yaml"), "E001 is not a regular file (a FIFO)", {"pipe.yaml": FIFO}),
+    "lint-baseline-fifo": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/pipe.json"), "pipe.json: cannot read the baseline: is not a regular file (a FIFO)", {"x.yaml": b"custom: []\n", "pipe.json": FIFO}),
+    "lint-baseline-dev-zero": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "/dev/zero"), "/dev/zero: cannot read the baseline: is not a regular file (a character device)", {"x.yaml": b"custom: []\n"}),
+    "lint-write-baseline-fifo": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/pipe.json", "--write-baseline"), "pipe.json: not a regular file", {"x.yaml": b"custom: []\n", "pipe.json": FIFO}),
+    "lint-baseline-nested-deeply": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json: not a baseline file opkit can read: nested too deeply", {"x.yaml": b"custom: []\n", "b.json": b"[" * 100_000 + b"]" * 100_000}),
+    "lint-baseline-count-1e400": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json:1:54: not a baseline file opkit can read: invalid JSON: number 1e400 is out of range", {"x.yaml": b"custom: []\n", "b.json": b'{"format": 1, "findings": [{"code": "S101", "count": 1e400, "path": "x", "op": "", "fingerprint": "f"}]}'}),
+    "lint-baseline-count-not-an-integer": Case("refused", ("lint", "{tmp}/x.yaml", "--baseline", "{tmp}/b.json"), "b.json: malformed baseline entry", {"x.yaml": b"custom: []\n", "b.json": b'{"format": 1, "findings": [{"code": "S101", "count": 0.5, "path": "x", "op": "", "fingerprint": "f"}]}'}),
+    "lint-fifo-found-in-a-directory": Case("refused", ("lint", "{tmp}/proj"), "pipe.yaml:1:1: E001 is not a regular file (a FIFO)", {"proj/ok.yaml": b"custom: []\n", "proj/pipe.yaml": FIFO}),
+    "lint-python-over-its-size-limit": Case("refused", ("lint", "{tmp}/big.py"), "E001 file is 2.2 MB, over the 2 MiB opkit parses as a Python registration module", {"big.py": b"from torch.library import Library\n" + b"x = 1\n" * 360_000}),
+    "lint-opdef-over-its-size-limit": Case("refused", ("lint", "{tmp}/big_def.cpp"), "E001 file is 2.2 MB, over the 2 MiB opkit parses as an OpDef C++ file", {"big_def.cpp": b"class MyOp : public OpDef {};\n" + b"// c\n" * 440_000}),
+    "lint-yaml-over-the-read-limit": Case("refused", ("lint", "{tmp}/big.yaml"), "E001 file is 16.8 MB, over the 16 MiB opkit reads", {"big.yaml": b"custom: []\n" + b"#" * (16 * 1024 * 1024)}),
+    "lint-pyproject-tool-not-a-table": Case("refused", ("lint", "--schema", "my_op(Tensor x) -> Tensor"), "pyproject.toml: [tool] must be a table, not str 'x'", {"pyproject.toml": b'tool = "x"\n'}),
+    "lint-pyproject-tool-opkit-not-a-table": Case("refused", ("lint", "--schema", "my_op(Tensor x) -> Tensor"), "pyproject.toml: [tool.opkit] must be a table, not list []", {"pyproject.toml": b"[tool]\nopkit = []\n"}),
     "lint-pyproject-not-utf8": Case("refused", ("lint", "--schema", "my_op(Tensor x) -> Tensor"), "cannot read settings: not UTF-8", {"pyproject.toml": b'x = "\xff"\n'}),
     # opkit new
     "new-over-long-name": Case("refused", ("new", LONG, "--no-verify", "--msopgen", "builtin"), "File name too long"),
@@ -57,6 +74,9 @@ CASES = {
     # opkit yaml add
     "yaml-add-fifo-target": Case("refused", ("yaml", "add", "{tmp}/pipe.yaml", "--entry", "{tmp}/f.yaml"), "is not a regular file (a FIFO)", {"pipe.yaml": FIFO, "f.yaml": FRAGMENT}),
     "yaml-add-fifo-entry": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/pipe.yaml"), "is not a regular file (a FIFO)", {"x.yaml": b"custom: []\n", "pipe.yaml": FIFO}),
+    "yaml-add-entry-fragment-is-a-directory": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/proj"), "proj/op_plugin/op_plugin_functions.yaml: is a directory", {"x.yaml": b"custom: []\n", "proj/op_plugin/op_plugin_functions.yaml": DIRECTORY}),
+    "yaml-add-entry-is-dev-zero": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "/dev/zero"), "/dev/zero: is not a regular file (a character device)", {"x.yaml": b"custom: []\n"}),
+    "yaml-add-python-object-tag": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/f.yaml"), "x.yaml: 'custom:' is not a block list of entries", {"x.yaml": b'custom: !!python/object/apply:os.system ["touch ran"]\n', "f.yaml": FRAGMENT}),
     "yaml-add-billion-laughs": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/f.yaml"), "aliases expand to more than", {"x.yaml": BILLION_LAUGHS, "f.yaml": FRAGMENT}),
     "yaml-add-read-only": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/f.yaml"), "is read-only", {"x.yaml": b"custom: []\n", "f.yaml": FRAGMENT}, mode=0o444),
     "yaml-add-same-op-name": Case("refused", ("yaml", "add", "{tmp}/x.yaml", "--entry", "{tmp}/f.yaml"), "x.yaml:2: op 'my_op' is already declared in 'custom:'", {"x.yaml": b"custom:\n  - func: my_op(Tensor x, int n) -> Tensor\n    op_api: all_version\n", "f.yaml": FRAGMENT}),
@@ -76,9 +96,11 @@ def test_hostile_input(tmp_path, run_opkit, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     for i, (rel, content) in enumerate(case.files.items()):
         path = tmp_path / rel
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         if content is FIFO:
             os.mkfifo(path)
+        elif content is DIRECTORY:
+            path.mkdir()
         else:
             path.write_bytes(content)
         if i == 0 and case.mode is not None:

@@ -15,9 +15,11 @@ import click
 def check_command(project, cann, host_only, fail_on) -> None:
     """Compile each op_host/*.cpp with the system C++ compiler (-std=c++17 -fsyntax-only -Wall -Wextra)
     against CANN's host headers, and each op_kernel/*.cpp against opkit's stand-in kernel_operator.h
-    (the skeleton's shape only). Reports errors and warnings in the project's files.
+    (the skeleton's shape only). Reports errors and warnings in the project's files. Without CANN, the
+    kernel skeleton is still checked and the report says the op_host sources were skipped, and why.
 
-    Exit status: 0 clean, 1 errors (or warnings with --fail-on warning), 2 no project, compiler or headers.
+    Exit status: 0 clean, 1 errors (or warnings with --fail-on warning), 2 no project or compiler, or no
+    CANN host headers where only op_host is left to check (--host-only, or a --cann PATH without them).
     """
     from opkit.check import CheckError, check_project
 

@@ -57,13 +57,18 @@ def _resolve_op(qualname: str):
 
 
 def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
-    import torch
-
     if expression is None:
         from opkit.signature import Dialect, parse_schema
         from opkit.verify.project import sample_arguments
 
         return sample_arguments(parse_schema(str(op._schema), Dialect.TORCH_LIBRARY))
+    return _evaluated_example(expression)
+
+
+def _evaluated_example(expression: str) -> tuple[tuple, dict]:
+    """The op's arguments from --example: a tuple is the positional arguments, a dict the keyword ones."""
+    import torch
+
     try:
         value = eval(expression, {"torch": torch, "__builtins__": __builtins__})  # the user's own command line
     except Exception as exc:
@@ -81,10 +86,13 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
 @click.option(
     "--example",
     metavar="EXPR",
-    help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0". '
-    "Default: sample inputs from the schema.",
+    help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0" '
+    "(a dict: keyword arguments). For --op and for a project alike. Default: sample inputs from the schema.",
 )
-@click.option("--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Python file registering the op (repeatable).")
+@click.option(
+    "--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+    help="Python file registering the op (repeatable; with --op: a project registers its own files).",
+)  # fmt: skip
 @click.option(
     "--backend",
     type=click.Choice(BACKEND_CHOICES),
@@ -118,13 +126,16 @@ def verify_command(project_dir, op_name, from_file, meta_files, example, load_fi
         raise click.UsageError("give PROJECT_DIR or --from FILE (one of them)")
     if not from_file and bool(project_dir) == bool(op_name):
         raise click.UsageError("give PROJECT_DIR or --op NS::NAME (one of them)")
+    if project_dir and load_files:
+        raise click.UsageError("--load is for --op: a project registers its own schema, Meta and kernel files")
     from opkit.verify.project import ProjectError
 
     try:
         if project_dir:
             from opkit.verify.project import verify_project
 
-            report = verify_project(project_dir, backend=backend, dynamic=dynamic)
+            args = _evaluated_example(example) if example is not None else None
+            report = verify_project(project_dir, backend=backend, dynamic=dynamic, example=args)
         elif from_file:
             from opkit.verify.check import check_graph_entry
             from opkit.verify.from_cpp import defined_from_cpp

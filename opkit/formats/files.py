@@ -11,6 +11,23 @@ import stat
 
 # Larger inputs are refused rather than parsed: the real op_plugin_functions.yaml is ~350 KB.
 MAX_FILE_BYTES = 16 * 1024 * 1024
+_MiB = 1024 * 1024
+# What each reader parses at most, generous over the largest real files (docs/security.md): parsing
+# costs memory in proportion (a 4 MB registration module peaks near 0.8 GB), so a file over its limit
+# is one E001, not a parse. The largest real ones: torch-npu's _meta_registrations.py 338 KB, an
+# ops-nn OpDef 108 KB, op_plugin_functions.yaml 350 KB.
+MAX_PARSED_BYTES = {"yaml": MAX_FILE_BYTES, "msopgen": 8 * _MiB, "python": 2 * _MiB, "opdef": 2 * _MiB, "cpp": 2 * _MiB}
+_KIND_NAMES = {"yaml": "a yaml file", "msopgen": "an msOpGen JSON", "python": "a Python registration module", "opdef": "an OpDef C++ file", "cpp": "a C++ registration file"}
+
+
+def check_parsed_size(text: str, kind: str) -> None:
+    """InputError E001 when ``text`` is larger than the reader of ``kind`` parses (``MAX_PARSED_BYTES``)."""
+    limit = MAX_PARSED_BYTES.get(kind, MAX_FILE_BYTES)
+    if len(text) * 4 <= limit:  # at most 4 UTF-8 bytes a character: surely within, without encoding
+        return
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise InputError("E001", f"file is {size / 1e6:.1f} MB, over the {limit // _MiB} MiB opkit parses as {_KIND_NAMES.get(kind, kind)}")
 
 
 class NotLinted(Exception):
@@ -45,12 +62,11 @@ def read_bytes(path: str) -> bytes:
         raise InputError("E001", "is a directory") from None
     except OSError as exc:
         raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+    info = os.fstat(fd)  # before fdopen, which refuses a directory with an exception of its own
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise InputError("E001", "is a directory" if stat.S_ISDIR(info.st_mode) else f"is not a regular file (a {file_kind(info.st_mode)})")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError("E001", "is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("E001", f"is not a regular file (a {file_kind(info.st_mode)})")
         if info.st_size > MAX_FILE_BYTES:
             raise InputError("E001", f"file is {info.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
         try:

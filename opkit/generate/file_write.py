@@ -2,11 +2,12 @@
 
 Used by `opkit yaml add`. The lock is ``flock`` on the file itself, taken again if the file was
 replaced while we waited (another run renamed its new version into place), so two runs editing
-one file take turns and neither edit is lost. The write goes to a temporary file beside the target,
-which is renamed over it: a reader sees the old file or the new one, never half of one. A symlink
-is written through to its target; a file with several hard links is rewritten in place instead, so
-every link sees the change; a read-only file is refused. A temporary file that a killed run left
-is removed by the next run that takes the lock.
+one file take turns and neither edit is lost. The write is ``opkit.atomic_write.replace_file``: a temporary file
+beside the target, fsynced and renamed over it (a hard-linked file is rewritten in place once its
+length is reserved), so a crash or a full disk leaves the old file; a read-only file is refused.
+Another program, which takes no lock, is caught by comparing the file as read (a ``Snapshot``) with
+the file just before the rename. A temporary file that a killed run left is removed by the next run
+that takes the lock.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import fcntl
 import glob
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from opkit.atomic_write import ChangedMeanwhile, Snapshot, WriteFailed, replace_file, temporary_prefix
 from opkit.formats.files import file_kind
+
+__all__ = ["ChangedMeanwhile", "FileWriteError", "Snapshot", "locked", "write_file"]
 
 LOCK_TIMEOUT_S = 30.0
 _POLL_S = 0.02
@@ -66,20 +69,20 @@ def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Itera
             os.close(fd)  # closing releases the lock
 
 
-def _temporary_prefix(path: Path) -> str:
-    return f".{path.name}.opkit-"
-
-
 def _remove_stale_temporaries(path: Path) -> None:
     """Temporary files a killed writer left beside ``path``: with the lock held, no live writer has one."""
-    for stale in path.parent.glob(glob.escape(_temporary_prefix(path)) + "*"):
+    for stale in path.parent.glob(glob.escape(temporary_prefix(path)) + "*"):
         if stale.is_file() and not stale.is_symlink():
             with contextlib.suppress(OSError):
                 stale.unlink()
 
 
-def write_file(path: str | os.PathLike, data: bytes) -> None:
-    """Replace the contents of the existing file at ``path`` (a real path, see ``locked``) with ``data``."""
+def write_file(path: str | os.PathLike, data: bytes, *, unchanged: Snapshot | None = None) -> None:
+    """Replace the contents of the existing file at ``path`` (a real path, see ``locked``) with ``data``.
+
+    With ``unchanged`` (the file as read under the lock), ``ChangedMeanwhile`` is raised and nothing
+    written when another program, one that takes no lock, has changed the file since.
+    """
     path = Path(path)
     try:
         info = os.stat(path)
@@ -87,40 +90,10 @@ def write_file(path: str | os.PathLike, data: bytes) -> None:
         raise FileWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
     if not info.st_mode & 0o222 or not os.access(path, os.W_OK):
         raise FileWriteError(f"{path} is read-only; make it writable (chmod u+w) to add the entry")
-    if info.st_nlink > 1:
-        _write_in_place(path, data)
-    else:
-        _write_beside_and_rename(path, data, info)
-
-
-def _write_in_place(path: Path, data: bytes) -> None:
-    """Hard-linked: a rename would split the links, so the one inode is rewritten (the new text is never shorter)."""
     try:
-        with open(path, "r+b") as f:
-            f.write(data)
-            f.truncate()
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as exc:
-        raise FileWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        replace_file(path, data, unchanged=unchanged)
+    except ChangedMeanwhile:
+        raise
+    except WriteFailed as exc:
+        raise FileWriteError(str(exc)) from None
 
-
-def _write_beside_and_rename(path: Path, data: bytes, info: os.stat_result) -> None:
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), stat.S_IMODE(info.st_mode))
-            with contextlib.suppress(OSError):  # only root may give a file away; others keep their own
-                os.fchown(f.fileno(), info.st_uid, info.st_gid)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        raise FileWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

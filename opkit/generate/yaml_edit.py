@@ -28,6 +28,8 @@ from opkit.signature import Dialect, SchemaError, parse_schema
 
 SECTION = "custom"
 FRAGMENT_PATH = Path("op_plugin", "op_plugin_functions.yaml")
+# Reads of a file that another program keeps changing before ``add_entry`` gives up.
+ATTEMPTS = 3
 
 
 class YamlEditError(ValueError):
@@ -74,9 +76,17 @@ def _newline(text: str) -> str:
     return best if counts[best] else "\n"
 
 
-def _read(path: Path) -> _FileText:
+def _read_bytes(path: Path) -> bytes:
     try:
-        data = read_bytes(str(path))
+        return read_bytes(str(path))
+    except InputError as exc:
+        raise YamlEditError(f"{path}: {exc.message}") from None
+
+
+def _read(path: Path, data: bytes | None = None) -> _FileText:
+    if data is None:
+        data = _read_bytes(path)
+    try:
         text = decode_text(data)
     except InputError as exc:
         raise YamlEditError(f"{path}:{exc.line}: {exc.message}" if exc.line > 1 else f"{path}: {exc.message}") from None
@@ -157,14 +167,15 @@ def _block_layout(root: yaml.MappingNode) -> tuple[int, int]:
     return 2, 2
 
 
-def plan_add(path: str | os.PathLike, entry: dict) -> YamlEdit:
+def plan_add(path: str | os.PathLike, entry: dict, data: bytes | None = None) -> YamlEdit:
     """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one.
 
-    The new text is checked before it is returned: it must load back as the old document with the
-    entry appended to ``custom:``, or nothing is written.
+    ``data`` is the file's bytes when the caller has read them (else they are read here). The new
+    text is checked before it is returned: it must load back as the old document with the entry
+    appended to ``custom:``, or nothing is written.
     """
     path = Path(path)
-    file = _read(path)
+    file = _read(path, data)
     text = file.text
     root = _parsed(path, text, yamlio.compose)
     if not isinstance(root, yaml.MappingNode):
@@ -279,12 +290,27 @@ def _entry_func(item: yaml.Node) -> str | None:
 
 
 def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True) -> YamlEdit:
-    """Plan and (with ``write``) apply the edit under a lock held from the read to the rename."""
+    """Plan and (with ``write``) apply the edit under a lock held from the read to the rename.
+
+    Another program that writes the file without the lock is detected (``file_write.Snapshot``): the
+    file is read and the edit planned again, up to ``ATTEMPTS`` times, then refused.
+    """
     try:
         with file_write.locked(path) as real:
-            edit = plan_add(path, entry)
-            if write and edit.status == "added":
-                file_write.write_file(real, edit.new_bytes)
+            for _ in range(ATTEMPTS):
+                try:
+                    before = os.stat(real)
+                except OSError as exc:
+                    raise YamlEditError(f"{path}: cannot read: {exc.strerror or exc}") from None
+                data = _read_bytes(Path(path))
+                edit = plan_add(path, entry, data)
+                if not write or edit.status != "added":
+                    return edit
+                try:
+                    file_write.write_file(real, edit.new_bytes, unchanged=file_write.Snapshot.of(before, data))
+                    return edit
+                except file_write.ChangedMeanwhile:
+                    continue
     except file_write.FileWriteError as exc:
         raise YamlEditError(str(exc)) from None
-    return edit
+    raise YamlEditError(f"{path} was changed by another program each of the {ATTEMPTS} times opkit read it; nothing was written (try again when that program has finished)")

@@ -19,7 +19,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from opkit import jsonio
+from opkit.atomic_write import WriteFailed, replace_file
 from opkit.lint.finding import Finding, Severity
+from opkit.formats.files import InputError, read_text
 
 FORMAT = 1
 _LINE_NUMBER = re.compile(r"\b(line|lines|at) \d+\b")
@@ -78,31 +81,40 @@ def write(findings: Sequence[Finding], baseline_path: str) -> int:
         "findings": [{"path": p, "code": c, "op": o, "fingerprint": fp, "count": n} for (p, c, o, fp), n in rows],
     }
     try:
-        with open(baseline_path, "w", encoding="utf-8") as f:
-            json.dump(document, f, indent=1)
-            f.write("\n")
-    except OSError as exc:
-        raise BaselineError(f"{baseline_path}: cannot write the baseline: {exc.strerror or exc}") from None
+        replace_file(baseline_path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
+    except WriteFailed as exc:
+        raise BaselineError(f"{baseline_path}: cannot write the baseline ({exc}); the old baseline is kept") from None
     return len(kept)
 
 
 def read(baseline_path: str) -> Counter[Key]:
+    """The recorded findings; BaselineError naming the file (and the place) for anything else: a FIFO or
+    device (never opened for a blocking read), a file over the size limit, invalid or too deeply nested JSON."""
+    if not os.path.lexists(baseline_path):
+        raise BaselineError(f"{baseline_path}: no such baseline file; create it with --write-baseline")
     try:
-        with open(baseline_path, encoding="utf-8") as f:
-            document = json.load(f)
-    except FileNotFoundError:
-        raise BaselineError(f"{baseline_path}: no such baseline file; create it with --write-baseline") from None
-    except (OSError, ValueError) as exc:
-        raise BaselineError(f"{baseline_path}: not a baseline file opkit can read: {exc}") from None
+        document, _ = jsonio.loads(read_text(baseline_path))
+    except InputError as exc:
+        raise BaselineError(f"{baseline_path}: cannot read the baseline: {exc.message}") from None
+    except jsonio.JsonError as exc:
+        raise BaselineError(f"{baseline_path}:{exc.line}:{exc.column}: not a baseline file opkit can read: invalid JSON: {exc.message}") from None
+    except RecursionError:
+        raise BaselineError(f"{baseline_path}: not a baseline file opkit can read: nested too deeply") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(document.get("findings"), list):
         raise BaselineError(f"{baseline_path}: not an opkit lint baseline (format {FORMAT}); recreate it with --write-baseline")
     recorded: Counter[Key] = Counter()
     for row in document["findings"]:
-        try:
-            recorded[Key(str(row["code"]), str(row["path"]), str(row["op"]), str(row["fingerprint"]))] += int(row.get("count", 1))
-        except (KeyError, TypeError, ValueError):
-            raise BaselineError(f"{baseline_path}: malformed baseline entry {row!r}") from None
+        fields = [row.get(name) for name in ("code", "path", "op", "fingerprint")] if isinstance(row, dict) else [None]
+        count = row.get("count", 1) if isinstance(row, dict) else None
+        if not all(isinstance(v, str) for v in fields) or type(count) is not int or count < 1:
+            raise BaselineError(f"{baseline_path}: malformed baseline entry {_shown(row)} (expected code, path, op and fingerprint strings and a count of at least 1)")
+        recorded[Key(*fields)] += count
     return recorded
+
+
+def _shown(row: object) -> str:
+    text = repr(row)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def filter_new(findings: Sequence[Finding], baseline_path: str) -> tuple[list[Finding], int]:

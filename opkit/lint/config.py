@@ -69,7 +69,13 @@ def load_config(start: Path | None = None) -> LintConfig:
             raise ConfigError(f"{path}: cannot read settings: {exc.message}") from None
         except (tomllib.TOMLDecodeError, RecursionError) as exc:
             raise ConfigError(f"{path}: cannot read settings: {exc or 'nested too deeply'}") from None
-        table = document.get("tool", {}).get("opkit", {}).get("lint")
+        table: object = document
+        for depth, key in enumerate(("tool", "opkit", "lint")):
+            table = table.get(key)
+            if table is not None and depth < 2 and not isinstance(table, dict):
+                raise ConfigError(f"{path}: [{'.'.join(('tool', 'opkit')[: depth + 1])}] must be a table, not {type(table).__name__} {table!r:.60}")
+            if table is None:
+                break
         if table is None:
             continue
         if not isinstance(table, dict):

@@ -68,7 +68,7 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
     for path in paths:
         if os.path.isdir(path):
             found = 0
-            for root, item in _walk(path):
+            for root, item in _walk(path, problems):
                 group = main if root is None else projects.setdefault(root, InputGroup(root))
                 add(group, item)
                 found += 1
@@ -84,10 +84,15 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
     return [g for g in (main, *projects.values()) if g.inputs]
 
 
-def _walk(top: str):
-    """(project root or None, Input) for every recognised file under ``top``."""
+def _walk(top: str, problems: list[Finding]):
+    """(project root or None, Input) for every recognised file under ``top``; a directory that cannot be
+    listed is an E001 finding in ``problems`` (its files would otherwise drop out of the lint unseen)."""
     roots: dict[str, str | None] = {}
-    for directory, dirs, files in os.walk(top):
+
+    def unlistable(exc: OSError) -> None:
+        problems.append(input_error_finding(InputError("E001", f"cannot read directory: {exc.strerror or exc}; its files are not linted"), exc.filename or top))
+
+    for directory, dirs, files in os.walk(top, onerror=unlistable):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRECTORIES)
         parent = roots.get(os.path.dirname(directory))
         marked = any(m in files for m in PROJECT_MARKERS)

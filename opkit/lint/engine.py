@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.formats.files import InputError, NotLinted, read_text
+from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
@@ -125,6 +125,7 @@ def _module_text(path: str, texts: dict) -> str | None:
 def _load_one(project: LintProject, target: list, item, kind: str, text: str, macros, modules) -> None:
     """Load one input as ``kind`` into ``target``; what cannot be read becomes a finding."""
     try:
+        check_parsed_size(text, kind)
         if kind == "cpp":
             from opkit.formats.cpp_registrations import load_cpp_registrations
 
@@ -256,13 +257,14 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
-    from opkit.lint import cache, result_cache
+    from opkit import cachedir
+    from opkit.lint import result_cache
 
     problems: list[Finding] = []
     groups = discover(paths, problems)
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
-    caching = use_cache and cache.enabled()
+    caching = use_cache and cachedir.enabled()
     rules = sorted(code for code in load_rules() if selection.enabled(code))
     findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
     files = 0

@@ -115,7 +115,7 @@ def sarif_document(findings: Sequence[Finding]) -> dict:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "opkit", "version": __version__, "informationUri": "https://pypi.org/project/opkit/", "rules": rules}},
+                "tool": {"driver": {"name": "opkit", "version": __version__, "rules": rules}},
                 "results": results,
             }
         ],

@@ -4,43 +4,26 @@ The findings of one input group (the files the cross-file rules pair, see ``disc
 under a key made of everything they depend on: each file's path, kind and content; the settings
 (selected rules, dialect, ``--schema`` strings); and the code that computes them (opkit's own
 modules, the installed torchgen). Editing any paired file, changing a setting or upgrading opkit or
-torch gives another key, so a cached run reports exactly what a cold run would. Entries live in
-``<cache dir>/results/``; a missing, corrupt or unwritable cache just means linting afresh. The parse
+torch gives another key, so a cached run reports exactly what a cold run would. Entries are JSON
+files (data, never code: ``opkit.cachedir``), one per group, in ``<cache dir>/results/``; a missing,
+corrupt, unwritable or refused cache just means linting afresh. The parse
 cache (``opkit.lint.cache``) still serves a miss, so editing one entry re-parses only that entry.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
-import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
-from opkit.lint import cache
+from opkit import cachedir
+from opkit.lint.cache import code_fingerprint
 from opkit.lint.discovery import InputGroup
-from opkit.lint.finding import Finding
+from opkit.lint.finding import Finding, Severity
 
-FORMAT = 1
+FORMAT = 2
 # Oldest result files beyond this many are removed when one is written.
 MAX_FILES = 200
-
-
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """Identifies the code findings come from: every opkit module (path, size, mtime) and torchgen's parser."""
-    from opkit.signature import parser_fingerprint
-
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(parser_fingerprint().encode())
-    for directory, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(directory, name))
-                digest.update(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
 
 
 def key(group: InputGroup, texts: dict[str, str], settings: Iterable[object]) -> str:
@@ -52,29 +35,38 @@ def key(group: InputGroup, texts: dict[str, str], settings: Iterable[object]) ->
     return digest.hexdigest()
 
 
-def _path(cache_key: str) -> Path:
-    return cache.cache_dir() / "results" / f"{cache_key[:32]}.pickle"
+def _path(cache_key: str) -> Path | None:
+    directory = cachedir.usable("results")
+    return None if directory is None else directory / f"{cache_key[:32]}.json"
 
 
 def load(cache_key: str) -> tuple[list[Finding], int] | None:
-    """The stored (findings, files linted), or None when absent or unreadable."""
+    """The stored (findings, files linted), or None when absent, unreadable or not what ``store`` wrote."""
+    path = _path(cache_key)
+    stored = cachedir.load_json(path) if path is not None else None
+    if not (isinstance(stored, dict) and stored.get("key") == cache_key and type(stored.get("files")) is int and isinstance(stored.get("findings"), list)):
+        return None
     try:
-        with open(_path(cache_key), "rb") as f:
-            stored = pickle.load(f)
-    except Exception:  # missing, truncated, corrupt, or written by another Python
+        findings = [_finding(row) for row in stored["findings"]]
+    except (TypeError, ValueError):
         return None
-    if not (isinstance(stored, tuple) and len(stored) == 3 and stored[0] == cache_key):
-        return None
-    findings, files = stored[1], stored[2]
-    if not (isinstance(findings, list) and all(isinstance(f, Finding) for f in findings) and isinstance(files, int)):
-        return None
-    return findings, files
+    return findings, stored["files"]
+
+
+def _finding(row: list) -> Finding:
+    code, severity, message, path, line, column, op, hint = row
+    if not (isinstance(code, str) and isinstance(message, str) and isinstance(path, str) and type(line) is int and type(column) is int):
+        raise ValueError("not a stored finding")
+    if not (op is None or isinstance(op, str)) or not (hint is None or isinstance(hint, str)):
+        raise ValueError("not a stored finding")
+    return Finding(code, Severity(severity), message, path, line, column, op, hint)
 
 
 def store(cache_key: str, findings: list[Finding], files: int) -> None:
-    """Write atomically; skip silently when the cache directory is unwritable."""
+    """Write atomically; skip silently when the cache directory is unwritable or refused."""
     path = _path(cache_key)
-    if cache.store_pickle(path, (cache_key, findings, files)):
+    rows = [[f.code, int(f.severity), f.message, f.path, f.line, f.column, f.op, f.hint] for f in findings]
+    if path is not None and cachedir.store_json(path, {"key": cache_key, "files": files, "findings": rows}):
         try:
             _prune(path.parent)
         except OSError:
@@ -82,6 +74,8 @@ def store(cache_key: str, findings: list[Finding], files: int) -> None:
 
 
 def _prune(directory: Path) -> None:
-    entries = sorted(directory.glob("*.pickle"), key=lambda p: p.stat().st_mtime)
+    for old in directory.glob("*.pickle"):  # written by opkit before its caches were JSON; never read
+        old.unlink(missing_ok=True)
+    entries = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
     for old in entries[:-MAX_FILES]:
         old.unlink(missing_ok=True)

@@ -30,7 +30,7 @@ def torch_npu_installed() -> bool:
 def npu_unavailable_reason() -> str | None:
     """None when torch_npu imports and an NPU is visible; otherwise why not, in one sentence."""
     if not torch_npu_installed():
-        return "torch_npu is not installed (pip install 'opkit[npu]' on an Ascend machine with CANN)"
+        return "torch_npu is not installed (on an Ascend machine with CANN: pip install torch-npu==<your torch's version>)"
     if is_emulated():
         return "the npu device is opkit's off-NPU emulation, not torch_npu"
     try:

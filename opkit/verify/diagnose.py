@@ -8,8 +8,10 @@ seed knowledge base's diagnosis guide (problem class → evidence → likely cau
 from __future__ import annotations
 
 import re
+import sys
 
 from opkit import naming
+from opkit.verify.npugraph_ex.requirements import pip_name
 from opkit.verify.report import GraphBreak, Problem, Stage
 
 _USER_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -133,6 +135,51 @@ def _break_reason(text: str) -> str:
 
 
 _ALIAS_OUTPUT = "output has alias annotations"
+_WHEEL_PACKAGE = "/torch_npu/dynamo/"  # where the unpacked wheel's npugraph_ex lives (opkit.verify.npugraph_ex.wheel)
+
+
+def missing_module(exc: BaseException) -> ModuleNotFoundError | None:
+    """The ModuleNotFoundError behind ``exc`` (Dynamo wraps a backend's error: ``inner_exception``, ``__cause__``)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        e = pending.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ModuleNotFoundError) and e.name:
+            return e
+        pending += [getattr(e, "inner_exception", None), e.__cause__, e.__context__]
+    return None
+
+
+def _importing_frame(exc: BaseException) -> str | None:
+    """``npugraph_ex/ops/_tagged_event.py:4``: the innermost frame of the wheel's code the import failed in."""
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+        if _WHEEL_PACKAGE in path:
+            found = f"{path.split(_WHEEL_PACKAGE, 1)[1]}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def missing_module_problem(exc: BaseException, *, stage: Stage, backend: str, sole_op: str | None) -> Problem | None:
+    """A module the backend's code imports is not installed: say which, and the ``pip install`` that fixes it."""
+    error = missing_module(exc)
+    if error is None:
+        return None
+    frame = _importing_frame(error)
+    where = f"{backend}'s code from the torch-npu wheel ({frame})" if frame else f"the code backend {backend} ran"
+    return Problem(
+        stage,
+        "missing_module",
+        f"{where} imports {error.name!r}, which is not installed in this Python ({sys.executable}); "
+        "the op itself was not at fault",
+        f"pip install {pip_name(error.name)}   (a dependency opkit declares; an install with --no-deps leaves it out)",
+        sole_op,
+        str(error),
+    )
 
 
 def compile_failure(
@@ -150,6 +197,10 @@ def compile_failure(
     converter crashes on them (range checks on unbacked sizes), which is the reason to report."""
     inner = getattr(exc, "inner_exception", None) or exc
     text = str(inner)
+    # A missing module fails where it is imported, whatever graph was reached: the backend's compile.
+    missing = missing_module_problem(exc, stage=Stage.BACKEND, backend=backend, sole_op=sole_op)
+    if missing is not None:
+        return missing
     if data_dependent and reached_aot_graph:
         return Problem(
             Stage.BACKEND,
@@ -200,8 +251,12 @@ def compile_failure(
 def runtime_failure(exc: BaseException, *, backend: str, sole_op: str | None, call: str | None = None) -> Problem:
     """The graph compiled but failed when it ran: the first call captures, later ones replay."""
     first = call is None or call in ("capture", "shape 1")
+    stage = Stage.CAPTURE if first else Stage.REPLAY
+    missing = missing_module_problem(exc, stage=stage, backend=backend, sole_op=sole_op)
+    if missing is not None:
+        return missing
     return Problem(
-        Stage.CAPTURE if first else Stage.REPLAY,
+        stage,
         "graph_run",
         f"the graph compiled by {backend} failed on the {call or 'first'} call: {type(exc).__name__}: {first_line(str(exc))}",
         "compare with eager: if eager passes, the kernel sees different inputs in the graph (check Meta strides and "

@@ -213,6 +213,23 @@ def _compile_check_tools() -> list[Finding]:
     return out
 
 
+def _emulation_modules() -> list[Finding]:
+    """The third-party modules the torch-npu wheel's npugraph_ex imports when `opkit verify` runs it off the NPU."""
+    from opkit.verify.npugraph_ex.requirements import WHEEL_IMPORTS, missing, pip_name
+
+    absent = missing()
+    if absent:
+        return [
+            Finding(
+                "npugraph_ex's imports",
+                "fail",
+                f"{', '.join(absent)} not installed: `opkit verify` fails inside npugraph_ex's compiler; "
+                f"pip install {' '.join(pip_name(m) for m in absent)}",
+            )
+        ]
+    return [Finding("npugraph_ex's imports", "ok", ", ".join(WHEEL_IMPORTS))]
+
+
 def _environment_traps() -> list[Finding]:
     out = []
     autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD")
@@ -239,6 +256,6 @@ def _environment_traps() -> list[Finding]:
 
 def diagnose_environment() -> DoctorReport:
     findings: list[Finding] = [Finding("python", "ok", f"{sys.version.split()[0]} at {sys.executable}")]
-    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_compile_check_tools, "opkit check"), (_environment_traps, "environment")):
+    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_compile_check_tools, "opkit check"), (_emulation_modules, "npugraph_ex's imports"), (_environment_traps, "environment")):
         findings += _check(fn, name)
     return DoctorReport(tuple(findings))

@@ -166,6 +166,21 @@ def sample_arguments(
     return tuple(args), kwargs
 
 
+def example_misfit(signature: OpSignature, args: tuple, kwargs: dict) -> str | None:
+    """Why ``(args, kwargs)`` cannot be a call of the op (Python's binding rules over the schema), else None."""
+    positional = signature.positional_arguments
+    if len(args) > len(positional):
+        return f"{len(args)} positional arguments, the schema takes {len(positional)}"
+    given = {a.name for a in positional[: len(args)]}
+    for name in kwargs:
+        if signature.argument(name) is None:
+            return f"the schema has no argument {name!r}"
+        if name in given:
+            return f"{name!r} is given twice"
+    missing = [a.name for a in signature.arguments if a.default is None and a.name not in given and a.name not in kwargs]
+    return f"no value for {', '.join(missing)}" if missing else None
+
+
 # ------------------------------------------------------------------------------------------------
 # Registration (emulated off-NPU) and undoing it
 # ------------------------------------------------------------------------------------------------
@@ -347,9 +362,13 @@ def verify_project(
     from opkit.verify.check import check_graph_entry
 
     project = load_project(project_dir)
+    if example is not None and (misfit := example_misfit(project.signature, *example)) is not None:
+        raise ProjectError(f"--example does not fit {project.signature.name}({', '.join(map(str, project.signature.arguments))}): {misfit}")
     chosen = resolve_backend(backend)
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
+            if example is not None:
+                notes = [*notes, "sample call: the example arguments given (--example), not the schema's sample inputs"]
             args, kwargs = example or sample_arguments(project.signature, device=chosen.device, shape=project.sample_shape)
             with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
             return check_graph_entry(

@@ -156,9 +156,32 @@ def test_missing_headers_is_one_message(generated, run_opkit, tmp_path, monkeypa
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "nowhere"))
     monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
     monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", (str(tmp_path / "standard"),))
-    code, output = run_opkit("check", str(project))
+    # Only op_host left to check: the missing headers are the one error.
+    code, output = run_opkit("check", str(project), "--host-only")
     assert code == 2 and output.count("\n") == 1, output
     assert f"no CANN host headers (register/op_def_registry.h) under {tmp_path / 'nowhere'}, {tmp_path / 'standard'}" in output
+
+
+@needs_compiler
+def test_without_cann_the_kernel_skeleton_is_still_checked_and_the_host_skip_said(generated, run_opkit, tmp_path, monkeypatch):
+    project = generated("my_op", MY_OP)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    monkeypatch.setattr(toolchain, "STANDARD_CANN_ROOTS", ())
+    code, output = run_opkit("check", str(project))
+    lines = output.splitlines()
+    assert code == 0, output
+    assert lines[1] == "CANN host headers: none"
+    assert lines[2].startswith(f"op_host not checked: no CANN host headers (register/op_def_registry.h) under {tmp_path / 'nowhere'}: install")
+    assert lines[-1] == (
+        "checked 1 file(s), op_kernel skeleton only (opkit's stand-in kernel_operator.h); op_host skipped (no CANN host "
+        "headers): 0 error(s), 0 warning(s)"
+    )
+    # The skeleton really is compiled: a broken kernel fails, at its line.
+    kernel = next(project.glob("*/op_kernel/my_op.cpp"))
+    line = _mutate(kernel, "{", "{ undeclared_name;")
+    code, output = run_opkit("check", str(project))
+    assert code == 1 and f"op_kernel/my_op.cpp:{line}:" in output and "undeclared_name" in output, output
 
 
 def test_missing_compiler_is_one_message(generated, run_opkit, cann_include, tmp_path, monkeypatch):

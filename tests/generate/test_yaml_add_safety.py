@@ -197,3 +197,112 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_run(tmp_path, ru
     (tmp_path / ".x.yaml.opkit-killed").write_text("custom: [half")
     assert _add(run_opkit, target, fragment)[0] == 0
     assert sorted(os.listdir(tmp_path)) == ["fragment.yaml", "x.yaml"]
+
+
+# --- writes that cannot lose data ---------------------------------------------------------------------------------
+
+
+def _page_sized_yaml(size: int = 8192) -> bytes:
+    """A valid op_plugin_functions.yaml of exactly ``size`` bytes: any growth needs a new page of the disk."""
+    head = b"official:\n  - func: a(Tensor x) -> Tensor\n    op_api: all_version\ncustom: ~\n"
+    return head + b"#" * (size - len(head) - 1) + b"\n"
+
+
+@pytest.mark.parametrize("links", [1, 2])
+def test_a_full_disk_leaves_the_file_byte_identical(small_disk, run_opkit, fragment, links):
+    target = small_disk.path / "op_plugin_functions.yaml"
+    old = _page_sized_yaml()
+    target.write_bytes(old)
+    if links == 2:
+        os.link(target, small_disk.path / "second-name.yaml")
+    small_disk.fill()
+    code, output = _add(run_opkit, target, fragment)
+    assert code == 2 and output.count("No space left on device") == 1 and "the file is unchanged" in output, output
+    assert target.read_bytes() == old and target.stat().st_nlink == links
+    assert sorted(os.listdir(small_disk.path)) == sorted([".filler", "op_plugin_functions.yaml", *(["second-name.yaml"] if links == 2 else [])])
+    os.unlink(small_disk.path / ".filler")  # space again: the same command now succeeds, through every link
+    assert _add(run_opkit, target, fragment)[0] == 0
+    assert ADDED in target.read_bytes() and (links == 1 or (small_disk.path / "second-name.yaml").read_bytes() == target.read_bytes())
+
+
+def _edit_while_reading(target, edits):
+    """A program without opkit's lock that changes ``target`` ``edits`` times, each at a chosen moment."""
+    from opkit.generate import yaml_edit
+
+    real_read = yaml_edit._read_bytes
+    count = {"n": 0}
+
+    def read_then_edit(path):
+        data = real_read(path)
+        if count["n"] < edits:
+            count["n"] += 1
+            with open(target, "ab") as f:  # as an editor appending its own entry, between opkit's read and write
+                f.write(b"# edited by another program %d\n" % count["n"])
+        return data
+
+    return read_then_edit
+
+
+@pytest.mark.parametrize("edits", [1, 2])
+def test_an_edit_by_another_program_between_read_and_write_is_kept(tmp_path, fragment, monkeypatch, edits):
+    from opkit.generate import yaml_edit
+
+    target = tmp_path / "x.yaml"
+    target.write_text("official: []\ncustom: ~\n")
+    entry = yaml_edit.load_fragment(fragment)
+    monkeypatch.setattr(yaml_edit, "_read_bytes", _edit_while_reading(target, edits))
+    edit = yaml_edit.add_entry(target, entry)
+    text = target.read_bytes()
+    assert edit.status == "added" and ADDED in text
+    assert all(b"# edited by another program %d\n" % n in text for n in range(1, edits + 1))
+
+
+def test_a_file_that_keeps_changing_is_refused_with_nothing_written(tmp_path, fragment, monkeypatch):
+    from opkit.generate import yaml_edit
+
+    target = tmp_path / "x.yaml"
+    target.write_text("official: []\ncustom: ~\n")
+    entry = yaml_edit.load_fragment(fragment)
+    monkeypatch.setattr(yaml_edit, "_read_bytes", _edit_while_reading(target, yaml_edit.ATTEMPTS))
+    with pytest.raises(yaml_edit.YamlEditError) as err:
+        yaml_edit.add_entry(target, entry)
+    assert str(err.value) == f"{target} was changed by another program each of the 3 times opkit read it; nothing was written (try again when that program has finished)"
+    assert ADDED not in target.read_bytes() and target.read_bytes().count(b"# edited by another program") == 3
+
+
+def _edit_without_lock(target: str, rounds: int, done) -> None:
+    import time
+
+    for n in range(rounds):
+        with open(target, "ab") as f:
+            f.write(b"# other program %d\n" % n)
+        time.sleep(0.01)
+    done.set()
+
+
+def test_another_programs_edits_during_many_adds_are_all_kept(tmp_path, fragment):
+    """The audit's case: 25 edits by a program that takes no lock, made while `yaml add` runs again and again."""
+    from opkit.generate.yaml_edit import YamlEditError, add_entry, load_fragment
+
+    target = tmp_path / "x.yaml"
+    target.write_text("official: []\ncustom: ~\n")
+    context = multiprocessing.get_context("fork")
+    done = context.Event()
+    editor = context.Process(target=_edit_without_lock, args=(str(target), 25, done))
+    added = []
+    editor.start()
+    n = 0
+    while not done.is_set() or len(added) < 5:  # after the editor stops, every add goes in
+        path = tmp_path / f"op_{n}.yaml"
+        path.write_text(ENTRY.format(name=f"op_{n}"))
+        try:
+            add_entry(target, load_fragment(path))
+            added.append(f"op_{n}")
+        except YamlEditError as exc:  # refused after three changed reads: nothing written, nothing lost
+            assert "was changed by another program" in str(exc)
+        n += 1
+    editor.join(30)
+    text = target.read_text()
+    assert all(f"# other program {k}\n" in text for k in range(25))
+    assert sorted(e["func"] for e in yaml.safe_load(text)["custom"]) == sorted(f"{name}(Tensor x) -> Tensor" for name in added)
+    assert len(added) >= 5

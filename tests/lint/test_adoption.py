@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -134,6 +137,31 @@ def test_unreadable_baseline_is_a_usage_error(tmp_path, run_opkit, content, mess
     assert code == 2 and "--write-baseline" in out
 
 
+def test_write_baseline_on_a_full_disk_keeps_the_old_baseline_byte_identical(small_disk, run_opkit):
+    path = small_disk.path / "ops.yaml"
+    path.write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+    baseline = small_disk.path / "baseline.json"
+    baseline.write_text('{"format": 1, "tool": "opkit lint", "findings": []}\n')
+    old = baseline.read_bytes()
+    small_disk.fill()
+    code, out = run_opkit("lint", str(path), "--baseline", str(baseline), "--write-baseline")
+    assert code == 2 and out.count("No space left on device") == 1 and "the old baseline is kept" in out, out
+    assert baseline.read_bytes() == old
+    assert sorted(p.name for p in small_disk.path.iterdir()) == [".filler", "baseline.json", "ops.yaml"]
+
+
+def test_write_baseline_keeps_the_files_mode_and_hard_links(tmp_path, run_opkit):
+    path = tmp_path / "ops.yaml"
+    path.write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("{}")
+    baseline.chmod(0o640)
+    os.link(baseline, tmp_path / "linked.json")
+    assert run_opkit("lint", str(path), "--baseline", str(baseline), "--write-baseline")[0] == 0
+    assert (tmp_path / "linked.json").read_bytes() == baseline.read_bytes() and json.loads(baseline.read_text())["findings"]
+    assert stat.S_IMODE(baseline.stat().st_mode) == 0o640
+
+
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True)
 
@@ -165,6 +193,50 @@ def test_a_directory_named_like_yaml_or_empty_is_reported(tmp_path, run_opkit):
     (tmp_path / "empty").mkdir()
     code, out = run_opkit("lint", str(tmp_path / "empty"))
     assert code == 2 and "All checks passed" not in out and "holds no .yaml" in out
+
+
+def _lint_as_another_user(paths: list[str]) -> tuple[int, list[tuple[str, str, str]]]:
+    """lint(paths) in a forked child that runs as uid/gid 65534 (root reads any directory): (exit code, findings)."""
+    import multiprocessing
+
+    lint(paths)  # every module the lint needs imported here, before the child loses access to them
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe()
+
+    def run() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+        result = lint(paths, use_cache=False)
+        child.send((result.exit_code(), [(f.code, f.path, f.message) for f in result.findings]))
+
+    process = context.Process(target=run)
+    process.start()
+    got = parent.recv() if parent.poll(60) else None
+    process.join(10)
+    assert got is not None and process.exitcode == 0
+    return got
+
+
+def test_an_unreadable_subdirectory_is_an_error_not_a_silent_skip(tmp_path):
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="opkit-unreadable-"))  # not under tmp_path: another user must reach it
+    try:
+        top.chmod(0o755)
+        (top / "ok.yaml").write_text("custom: []\n")
+        (top / "sub").mkdir()
+        (top / "sub" / "ops.yaml").write_text("custom:\n  - func: a_(Tensor(a!) self) -> Tensor(a!)\n    op_api: all_version\n")
+        (top / "sub").chmod(0)
+        if os.geteuid() == 0:
+            code, findings = _lint_as_another_user([str(top)])
+        else:
+            result = lint([str(top)], use_cache=False)
+            code, findings = result.exit_code(), [(f.code, f.path, f.message) for f in result.findings]
+        assert code == 2
+        assert findings == [("E001", str(top / "sub"), "cannot read directory: Permission denied; its files are not linted")]
+    finally:
+        (top / "sub").chmod(0o755)
+        shutil.rmtree(top)
 
 
 def test_each_project_directory_pairs_its_own_files(tmp_path):

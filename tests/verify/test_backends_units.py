@@ -14,7 +14,7 @@ import opkit
 from opkit.verify import npugraph_ex
 from opkit.verify.backends import BACKENDS, EMULATED_NPUGRAPH_EX, GraphCapture, auto_fallback_note, backend, backend_names, resolve_backend
 
-NO_NPU = "npugraph_ex needs an Ascend NPU: torch_npu is not installed (pip install 'opkit[npu]' on an Ascend machine with CANN)"
+NO_NPU = "npugraph_ex needs an Ascend NPU: torch_npu is not installed (on an Ascend machine with CANN: pip install torch-npu==<your torch's version>)"
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,8 @@ def test_a_wheel_file_is_unpacked_into_the_cache_and_a_torchair_only_tree_is_ref
     with zipfile.ZipFile(whl, "w") as archive:
         archive.writestr("torch_npu/dynamo/npugraph_ex/__init__.py", "")
         archive.writestr("torch_npu/_C.so", "binary, not unpacked")
+        archive.writestr("torch_npu-2.14.0.dist-info/METADATA", "Name: torch_npu\nVersion: 2.14.0\n")
+        archive.writestr("torch_npu-2.14.0.dist-info/RECORD", f"torch_npu/dynamo/npugraph_ex/__init__.py,{wheel._record_hash(b'')},0\n")
     got = wheel.obtain(str(whl))
     assert got.version == "2.14.0" and (got.dynamo_dir / "npugraph_ex" / "__init__.py").is_file()
     assert not (got.root / "torch_npu" / "_C.so").exists()  # only the pure-Python package is kept

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import os
+
+from opkit import cachedir
 from opkit.verify.npugraph_ex import wheel
 from opkit.verify.npugraph_ex.wheel import Wheel, WheelUnavailable
 
@@ -25,9 +28,12 @@ DIST_INFO = {
 
 
 def make_zip(path: Path, members: dict[str, str]) -> Path:
+    """A zip of ``members``; an empty ``*.dist-info/RECORD`` among them is filled in as a wheel's is."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as archive:
         for name, text in members.items():
+            if name.endswith(".dist-info/RECORD") and text == "":
+                text = "".join(f"{n},{wheel._record_hash(t.encode())},{len(t.encode())}\n" for n, t in members.items() if n != name) + f"{name},,\n"
             archive.writestr(name, text)
     return path
 
@@ -45,7 +51,8 @@ def npugraph_ex_members(version: str = "2.13.0") -> dict[str, str]:
 
 
 def files_under(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    """The files under ``root``, without the bytecode opkit compiles beside an unpacked tree's modules."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 KEPT = ["torch_npu/dynamo/npugraph_ex/__init__.py", "torch_npu/dynamo/npugraph_ex/inference.py", "torch_npu/version.py"]
@@ -151,25 +158,25 @@ def test_unpack_keeps_only_npugraph_ex_and_the_version_file(tmp_path):
     wheel._unpack(whl, dest)
     assert files_under(dest) == KEPT
     assert (dest / VERSION_PY).read_text() == "__version__ = '2.13.0+cpu'\n"
-    assert sorted(p.name for p in dest.parent.iterdir()) == ["2.13.0"]  # no temporary sibling left
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["2.13.0", "2.13.0.stamp.json"]  # no temporary sibling left
 
 
 def test_unpack_skips_members_that_climb_out_with_dotdot(tmp_path):
     members = npugraph_ex_members()
     members["torch_npu/dynamo/npugraph_ex/../../../evil.py"] = "escaped"
     members["torch_npu/version.py/../../evil2.py"] = "escaped"
-    whl = make_zip(tmp_path / "w.whl", members)
+    whl = make_zip(tmp_path / "torch_npu-2.13.0-py3-none-any.whl", members)
     wheel._unpack(whl, tmp_path / "out" / "dest")
-    assert files_under(tmp_path / "out") == [f"dest/{k}" for k in KEPT]
+    assert files_under(tmp_path / "out") == ["dest.stamp.json", *(f"dest/{k}" for k in KEPT)]
 
 
 def test_unpack_replaces_an_existing_tree_whole(tmp_path):
     dest = tmp_path / "cache" / "2.13.0"
     (dest / "torch_npu" / "dynamo" / "npugraph_ex").mkdir(parents=True)
     (dest / "torch_npu" / "dynamo" / "npugraph_ex" / "stale.py").write_text("from an earlier wheel")
-    wheel._unpack(make_zip(tmp_path / "w.whl", npugraph_ex_members()), dest)
+    wheel._unpack(make_zip(tmp_path / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members()), dest)
     assert files_under(dest) == KEPT
-    assert sorted(p.name for p in dest.parent.iterdir()) == ["2.13.0"]
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["2.13.0", "2.13.0.stamp.json"]
 
 
 def test_unpack_builds_the_tree_beside_its_destination(tmp_path, monkeypatch):
@@ -177,7 +184,7 @@ def test_unpack_builds_the_tree_beside_its_destination(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmpdir"))
     dest = tmp_path / "cache" / "2.13.0"
     (tmp_path / "cache").mkdir()  # an existing parent is fine
-    wheel._unpack(make_zip(tmp_path / "w.whl", npugraph_ex_members()), dest)
+    wheel._unpack(make_zip(tmp_path / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members()), dest)
     assert files_under(dest) == KEPT
 
 
@@ -229,7 +236,7 @@ def test_locked_holds_an_exclusive_lock_until_the_block_ends(tmp_path):
 
 
 def test_a_wheel_file_is_unpacked_into_the_cache_under_its_version_and_size(cache, tmp_path):
-    whl = make_zip(tmp_path / "torch_npu-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", npugraph_ex_members())
+    whl = make_zip(tmp_path / "torch_npu-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", npugraph_ex_members("2.13.0+cpu"))
     size = whl.stat().st_size
     got = wheel._from_path(str(whl))
     assert got == Wheel("2.13.0", cache / "torch-npu" / f"2.13.0-{size}", str(whl))
@@ -241,20 +248,24 @@ def test_a_wheel_file_is_unpacked_into_the_cache_under_its_version_and_size(cach
 def test_a_wheel_file_already_unpacked_is_read_from_the_cache(cache, tmp_path):
     whl = make_zip(tmp_path / "torch_npu-2.14.0-py3-none-any.whl", npugraph_ex_members("2.14.0"))
     first = wheel._from_path(str(whl))
-    (first.root / "torch_npu" / "dynamo" / "npugraph_ex" / "marker.py").write_text("")
+    init = first.root / NPUGRAPH_EX_INIT
+    inode = init.stat().st_ino
     assert wheel._from_path(str(whl)) == first
-    assert (first.root / "torch_npu" / "dynamo" / "npugraph_ex" / "marker.py").is_file()  # not unpacked again
+    assert init.stat().st_ino == inode  # not unpacked again
 
 
 def test_a_wheel_file_version_ends_at_the_first_plus(cache, tmp_path):
-    whl = make_zip(tmp_path / "torch_npu-2.14.0+cpu+x-py3-none-any.whl", npugraph_ex_members())
+    whl = make_zip(tmp_path / "torch_npu-2.14.0+cpu.x-py3-none-any.whl", npugraph_ex_members("2.14.0+cpu.x"))
     assert wheel._from_path(str(whl)).version == "2.14.0"
 
 
-def test_a_wheel_file_name_without_a_version_is_unknown(cache, tmp_path):
-    whl = make_zip(tmp_path / "torch_npu.whl", npugraph_ex_members())
-    got = wheel._from_path(str(whl))
-    assert got == Wheel("unknown", cache / "torch-npu" / f"unknown-{whl.stat().st_size}", str(whl))
+@pytest.mark.parametrize("name", ["torch_npu.whl", "w.whl", "torch-2.13.0-py3-none-any.whl", "torch_npu-2.13.0.whl"])
+def test_a_wheel_file_not_named_as_a_torch_npu_wheel_is_refused(cache, tmp_path, name):
+    whl = make_zip(tmp_path / name, npugraph_ex_members())
+    with pytest.raises(WheelUnavailable) as err:
+        wheel._from_path(str(whl))
+    assert str(err.value) == f"{name} is not a torch-npu wheel file name (torch_npu-VERSION-PYTHON-ABI-PLATFORM.whl)"
+    assert not any(p.suffix != ".lock" for p in (cache / "torch-npu").iterdir())
 
 
 def test_a_wheel_path_with_a_tilde_is_expanded(cache, tmp_path, monkeypatch):
@@ -398,3 +409,124 @@ def test_obtain_refuses_an_unsupported_torch_before_downloading(cache, tmp_path,
 def test_obtain_without_a_wheel_anywhere_says_so(cache):
     with pytest.raises(WheelUnavailable, match=r"^pip download --no-deps torch-npu==2\.14\.0 failed \(ERROR: No matching"):
         wheel.obtain(torch_version="2.14.0")
+
+
+# --- checks: the wheel before unpacking, the tree before each use ------------------------------------------------
+
+WHL = "torch_npu-2.13.0-py3-none-any.whl"
+
+
+def test_a_member_that_differs_from_its_record_hash_is_refused_and_nothing_unpacked(cache, tmp_path):
+    members = npugraph_ex_members()
+    record = "".join(f"{n},{wheel._record_hash(t.encode())},{len(t.encode())}\n" for n, t in members.items() if not n.endswith("RECORD"))
+    members["torch_npu-2.13.0.dist-info/RECORD"] = record
+    members["torch_npu/dynamo/npugraph_ex/inference.py"] = "import os; os.mkdir('ran')\n"  # altered after RECORD was written
+    whl = make_zip(tmp_path / WHL, members)
+    with pytest.raises(WheelUnavailable) as err:
+        wheel._from_path(str(whl))
+    assert str(err.value) == f"{WHL}: torch_npu/dynamo/npugraph_ex/inference.py does not match its RECORD hash (the wheel is damaged or was altered)"
+    assert sorted(p.name for p in (cache / "torch-npu").iterdir()) == [f"2.13.0-{whl.stat().st_size}.lock"]
+
+
+def test_a_kept_member_missing_from_record_is_refused(cache, tmp_path):
+    members = npugraph_ex_members()
+    members["torch_npu-2.13.0.dist-info/RECORD"] = f"{VERSION_PY},{wheel._record_hash(members[VERSION_PY].encode())},\n"
+    with pytest.raises(WheelUnavailable, match=r"npugraph_ex/__init__.py is not listed in its RECORD \(the wheel was altered\)$"):
+        wheel._from_path(str(make_zip(tmp_path / WHL, members)))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"torch_npu-2.13.0.dist-info/METADATA": "Name: torch\nVersion: 2.13.0\n"}, "is not the wheel its name says: its METADATA gives Name 'torch', Version '2.13.0'"),
+        ({"torch_npu-2.13.0.dist-info/METADATA": "Name: torch-npu\nVersion: 2.14.0\n"}, "is not the wheel its name says: its METADATA gives Name 'torch-npu', Version '2.14.0'"),
+        ({VERSION_PY: "__version__ = '2.14.0'\n"}, "is not the wheel its name says: its torch_npu/version.py gives 2.14.0"),
+        ({"torch_npu-2.13.0.dist-info/METADATA": None}, "is damaged or not the wheel its name says: it has no torch_npu-2.13.0.dist-info/METADATA"),
+        ({"torch_npu-2.13.0.dist-info/RECORD": None}, "is damaged or not the wheel its name says: it has no torch_npu-2.13.0.dist-info/RECORD"),
+    ],
+)
+def test_a_wheel_whose_name_metadata_and_version_disagree_is_refused(cache, tmp_path, change, message):
+    members = npugraph_ex_members()
+    for name, text in change.items():
+        if text is None:
+            del members[name]
+        else:
+            members[name] = text
+    with pytest.raises(WheelUnavailable) as err:
+        wheel._from_path(str(make_zip(tmp_path / WHL, members)))
+    assert str(err.value) == f"{WHL} {message}"
+
+
+def test_the_unpacked_tree_holds_compiled_bytecode_and_a_stamp_of_every_file(cache, tmp_path):
+    got = wheel._from_path(str(make_zip(tmp_path / WHL, npugraph_ex_members())))
+    pycs = sorted(str(p.relative_to(got.root)) for p in got.root.rglob("*.pyc"))
+    assert len(pycs) == 3 and all("__pycache__" in p for p in pycs)
+    stamp = cachedir.load_json(got.root.parent / f"{got.root.name}.stamp.json")
+    assert sorted(stamp["files"]) == sorted([*KEPT, *pycs])
+    assert wheel.tree_is_intact(got.root)
+
+
+def _tamper(root: Path, how: str) -> None:
+    package = root / "torch_npu" / "dynamo" / "npugraph_ex"
+    if how == "edited":
+        with open(package / "inference.py", "a") as f:
+            f.write("import os; os.mkdir('ran')\n")
+    elif how == "same-size-and-mtime":
+        info = (package / "inference.py").stat()
+        (package / "inference.py").write_text("MODE = 'planted'\n"[: info.st_size].ljust(info.st_size))
+        os.utime(package / "inference.py", ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif how == "file-added":
+        (package / "planted.py").write_text("import os; os.mkdir('ran')\n")
+    elif how == "bytecode-planted":
+        (package / "__pycache__" / "planted.cpython-311.pyc").write_bytes(b"\0" * 16)
+    elif how == "file-removed":
+        (package / "inference.py").unlink()
+    elif how == "file-replaced-by-symlink":
+        (package / "inference.py").unlink()
+        (package / "inference.py").symlink_to(root.parent / "elsewhere.py")
+    elif how == "stamp-lost":
+        (root.parent / f"{root.name}.stamp.json").unlink()
+    elif how == "stamp-corrupt":
+        (root.parent / f"{root.name}.stamp.json").write_text("{")
+
+
+TAMPERINGS = ["edited", "same-size-and-mtime", "file-added", "bytecode-planted", "file-removed", "file-replaced-by-symlink", "stamp-lost", "stamp-corrupt"]
+
+
+@pytest.mark.parametrize("how", TAMPERINGS)
+def test_a_damaged_or_tampered_tree_is_unpacked_again_before_use(cache, tmp_path, how):
+    whl = make_zip(tmp_path / WHL, npugraph_ex_members())
+    first = wheel._from_path(str(whl))
+    pristine = {rel: (first.root / rel).read_bytes() for rel in files_under(first.root)}
+    _tamper(first.root, how)
+    assert not wheel.tree_is_intact(first.root)
+    again = wheel._from_path(str(whl))
+    assert again == first and wheel.tree_is_intact(again.root)
+    assert {rel: (again.root / rel).read_bytes() for rel in files_under(again.root)} == pristine
+
+
+@pytest.mark.parametrize("how", TAMPERINGS)
+def test_a_tampered_tree_from_pip_download_is_downloaded_again(cache, tmp_path, monkeypatch, how):
+    make_zip(tmp_path / "links" / WHL, npugraph_ex_members())
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    first = wheel.obtain(torch_version="2.13.0")
+    _tamper(first.root, how)
+    wheel.obtain.cache_clear()
+    assert wheel.obtain(torch_version="2.13.0") == Wheel("2.13.0", first.root, "pip download")
+    assert wheel.tree_is_intact(first.root) and files_under(first.root) == KEPT
+
+
+def test_a_touched_but_unchanged_file_is_hashed_and_accepted(cache, tmp_path):
+    got = wheel._from_path(str(make_zip(tmp_path / WHL, npugraph_ex_members())))
+    os.utime(got.root / VERSION_PY, ns=(1, 1))
+    assert wheel.tree_is_intact(got.root)
+
+
+def test_a_refused_cache_directory_unpacks_into_a_private_directory(cache, tmp_path, capsys):
+    cache.mkdir(mode=0o700)
+    cache.chmod(0o777)
+    got = wheel._from_path(str(make_zip(tmp_path / WHL, npugraph_ex_members())))
+    assert not str(got.root).startswith(str(cache)) and got.root.parent == wheel._private_root()
+    assert files_under(got.root) == KEPT and wheel.tree_is_intact(got.root)
+    assert list(cache.iterdir()) == []
+    assert "the cache is off for this run" in capsys.readouterr().err

@@ -981,8 +981,12 @@ def test_aot_and_passes_units_file_the_compile_failure_by_stage():
     backend_failure = Problem(Stage.BACKEND, "backend_compile", "m", "n")
     ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=aot_failure)
     assert aot.aot(ctx) == [aot_failure] and passes.passes(ctx) == []
-    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=backend_failure)
+    ctx = _with(context(_broken, X), _compiled([gm], [gm], compiled=0), compile_failure=backend_failure)
     assert aot.aot(ctx) == [] and passes.passes(ctx) == [backend_failure]
+    # The backend's own code failed before AOTAutograd produced its graph (a module it imports is missing):
+    # AOT was not checked, so it neither passed nor failed.
+    ctx = _with(context(_broken, X), _compiled([gm], compiled=0), compile_failure=backend_failure)
+    assert aot.aot(ctx) is None and passes.passes(ctx) == [backend_failure]
     ctx = _with(context(_broken, X), _compiled([gm]), compile_failure=None)
     assert aot.aot(ctx) == [] and passes.passes(ctx) == []
     # Nothing to say without a Dynamo graph, or (aot) when the backend hides the functionalized graph.

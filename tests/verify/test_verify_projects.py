@@ -169,6 +169,38 @@ def test_cli_verify_op_with_example(run_opkit, tmp_path):
     assert "op opkit_t_cli::twice: as direct in the aot graph" in out
 
 
+def test_cli_verify_project_honours_example(run_opkit, my_op_project):
+    project = str(my_op_project)
+    code, out = run_opkit("verify", project, "--example", "this is not python")
+    # (valid syntax, `this is (not python)`, so it fails on its first name)
+    assert code == 2 and "--example does not evaluate: NameError: name 'this' is not defined" in out, out
+    code, out = run_opkit("verify", project, "--example", "torch.randn(4,")
+    assert code == 2 and "--example does not evaluate: SyntaxError" in out, out
+    # The project's op, called as the example says: Tensor? y given None, three list elements, other attributes.
+    example = "torch.randn(4, 5), None, [torch.randn(4, 5)] * 3, 0.5, 7"
+    code, out = run_opkit("verify", project, "--example", example, "--format", "json")
+    assert code == 0, out
+    report = json.loads(out)
+    assert "sample call: the example arguments given (--example), not the schema's sample inputs" in report["notes"]
+    # An example that cannot be a call of the op is refused, saying why.
+    for wrong, why in [
+        ("torch.randn(4, 5)", "no value for y, z, attr1, attr2"),
+        ("torch.randn(4, 5), None, [], 0.5, 7, 8", "6 positional arguments, the schema takes 5"),
+        ("{'x': torch.randn(4, 5), 'w': 1}", "the schema has no argument 'w'"),
+    ]:
+        code, out = run_opkit("verify", project, "--example", wrong)
+        assert code == 2 and f"float attr1, int attr2): {why}" in out, out
+    code, out = run_opkit("verify", project, "--example", "{'x': torch.randn(4, 5), 'y': None, 'z': [torch.randn(4, 5)], 'attr1': 1.0, 'attr2': 2}")
+    assert code == 0, out
+
+
+def test_cli_verify_project_refuses_load(run_opkit, my_op_project, tmp_path):
+    defs = tmp_path / "defs.py"
+    defs.write_text("import torch\n")
+    code, out = run_opkit("verify", str(my_op_project), "--load", str(defs))
+    assert code == 2 and "--load is for --op" in out, out
+
+
 @pytest.mark.parametrize(
     "file, content, message",
     [

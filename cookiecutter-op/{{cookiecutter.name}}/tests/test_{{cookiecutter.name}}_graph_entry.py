@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-opkit_verify = pytest.importorskip("opkit.verify", reason="opkit is not installed: pip install opkit")
+opkit_verify = pytest.importorskip("opkit.verify", reason="opkit is not installed (distribution ascend-opkit: pip install <opkit checkout or its wheel>)")
 
 
 def test_{{ op.name }}_enters_one_graph_without_breaks():

@@ -53,6 +53,7 @@ def load() -> Emulation:
         raise WheelUnavailable(f"another npugraph_ex is already imported in this process ({loaded.__file__})")
     outside = scope.record(scope.import_patch_points(), runtime.slots())
     sys.path.insert(0, path)
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the checked tree stays as checked
     try:
         with scope.import_side_effects_undone():
             runtime.install()
@@ -72,6 +73,7 @@ def load() -> Emulation:
         raise
     finally:
         sys.path.remove(path)  # its submodules import through the package's own __path__
+        sys.dont_write_bytecode = writes_bytecode
     held.leave()
     return Emulation(wheel, npugraph_ex, held)
 
@@ -82,6 +84,13 @@ def unavailable_reason() -> str | None:
         load()
     except WheelUnavailable as exc:
         return str(exc)
+    except ModuleNotFoundError as exc:
+        from opkit.verify.npugraph_ex.requirements import pip_name
+
+        return (
+            f"npugraph_ex from the torch-npu wheel imports {exc.name!r}, which is not installed in this Python "
+            f"({sys.executable}): pip install {pip_name(exc.name or '')}"
+        )
     except Exception as exc:  # the wheel's package failed to import behind the stand-in
         return f"npugraph_ex from the torch-npu wheel does not import behind opkit's stand-in: {type(exc).__name__}: {exc}"
     return None

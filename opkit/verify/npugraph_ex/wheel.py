@@ -12,26 +12,50 @@ is unpacked, into the opkit cache directory (``OPKIT_CACHE_DIR``, else ``~/.cach
 
 Layouts: torch-npu 2.13 and 2.14 ship the ``npugraph_ex`` package, which opkit emulates. Older wheels
 (2.6-2.9 were read) have only ``torchair`` with ``mode="reduce-overhead"``; they are refused by name.
+
+Checks, since ``verify`` imports this code: before unpacking, the wheel's file name must be
+``torch_npu-VERSION-...whl``, its METADATA must say the same name and version, and every kept member
+must match its sha256 and size in the wheel's RECORD (a damaged or altered wheel is refused). The
+unpacked tree (with the bytecode compiled at unpack, so nothing is written at import) is recorded in
+a stamp beside it, ``<tree>.stamp.json``: each file's hash, size, mtime, inode and ctime. Before every
+use the tree is compared with it (by stat; a file whose stat changed is hashed again); a missing, extra,
+changed or linked file means the tree is damaged, and it is unpacked (or downloaded) again. When the
+cache directory is refused (``opkit.cachedir``), the tree goes to a private temporary directory for
+the one run. A directory named by ``OPKIT_TORCH_NPU`` is the user's own and used as it is.
 """
 
 from __future__ import annotations
 
+import atexit
+import base64
 import contextlib
+import csv
 import functools
+import hashlib
+import io
 import os
+import py_compile
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from email.parser import HeaderParser
 from pathlib import Path
+
+from opkit import cachedir
 
 ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
 _PACKAGE = "torch_npu/dynamo/npugraph_ex/"
 _KEEP = (_PACKAGE, "torch_npu/version.py")
 _DOWNLOAD_TIMEOUT_S = 300
+# torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
+_WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
+STAMP_FORMAT = 1
 
 
 class WheelUnavailable(Exception):
@@ -77,37 +101,165 @@ def _layout_error(root: Path, where: str) -> WheelUnavailable:
 
 
 def cache_root() -> Path:
-    from opkit.lint.cache import cache_dir
+    """Where unpacked trees are kept: ``torch-npu/`` in opkit's cache directory."""
+    return cachedir.location() / "torch-npu"
 
-    return cache_dir() / "torch-npu"
+
+@functools.lru_cache(maxsize=1)
+def _private_root() -> Path:
+    """A directory of this process's own, removed at exit: where trees go when the cache is refused or off."""
+    root = Path(tempfile.mkdtemp(prefix="opkit-torch-npu-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def _root() -> Path:
+    return cachedir.usable("torch-npu") or _private_root()
 
 
 def _version_of_tree(root: Path) -> str:
     version_file = root / "torch_npu" / "version.py"
-    if version_file.is_file():
-        for line in version_file.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("__version__"):
-                return line.split("=", 1)[1].strip().strip("'\"").split("+", 1)[0]
+    return _version_in(version_file.read_text(encoding="utf-8", errors="replace")) if version_file.is_file() else "unknown"
+
+
+def _version_in(version_py: str) -> str:
+    """The first ``__version__ = '...'`` of a torch_npu/version.py, without its local part."""
+    for line in version_py.splitlines():
+        if line.startswith("__version__"):
+            return line.split("=", 1)[1].strip().strip("'\"").split("+", 1)[0]
     return "unknown"
 
 
 def _unpack(wheel_file: Path, dest: Path) -> None:
-    """Extract the kept members into ``dest`` atomically (a temporary sibling renamed into place)."""
+    """Check the wheel, extract the kept members into ``dest`` atomically (a temporary sibling renamed into
+    place), compile their bytecode and write the stamp the tree is checked against before each use."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", dir=dest.parent))
     try:
         with zipfile.ZipFile(wheel_file) as archive:
-            for member in archive.namelist():
-                if member.startswith(_KEEP) and ".." not in member.split("/"):
-                    archive.extract(member, tmp)
-        if not (tmp / _PACKAGE).is_dir():
-            raise _layout_error_from_zip(wheel_file)
+            kept = [m for m in archive.namelist() if m.startswith(_KEEP) and ".." not in m.split("/")]
+            if not any(m.startswith(_PACKAGE) and not m.endswith("/") for m in kept):
+                raise _layout_error_from_zip(wheel_file)
+            record_digest = _check_wheel(wheel_file, archive, [m for m in kept if not m.endswith("/")])
+            for member in kept:
+                archive.extract(member, tmp)
+        for source in sorted(tmp.rglob("*.py")):
+            with contextlib.suppress(py_compile.PyCompileError):  # a module this Python cannot compile is left to import
+                py_compile.compile(str(source), doraise=True)
+        stamp = _stamp_of(tmp, record_digest)
+        _stamp_path(dest).unlink(missing_ok=True)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
+        if not cachedir.store_json(_stamp_path(dest), stamp):
+            raise WheelUnavailable(f"cannot write {_stamp_path(dest)} beside the unpacked torch-npu wheel")
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_wheel(wheel_file: Path, archive: zipfile.ZipFile, members: list[str]) -> str:
+    """Refuse a wheel that is not torch-npu's or whose kept ``members`` differ from its RECORD; the RECORD's hash."""
+    named = _WHEEL_NAME.fullmatch(wheel_file.name)
+    if named is None:
+        raise WheelUnavailable(f"{wheel_file.name} is not a torch-npu wheel file name (torch_npu-VERSION-PYTHON-ABI-PLATFORM.whl)")
+    version = named["version"]
+    dist_info = f"torch_npu-{version}.dist-info/"
+    names = set(archive.namelist())
+    for needed in ("METADATA", "RECORD"):
+        if dist_info + needed not in names:
+            raise WheelUnavailable(f"{wheel_file.name} is damaged or not the wheel its name says: it has no {dist_info}{needed}")
+    metadata = HeaderParser().parsestr(archive.read(dist_info + "METADATA").decode("utf-8", "replace"))
+    record = archive.read(dist_info + "RECORD")
+    name = re.sub(r"[-_.]+", "-", metadata.get("Name", "")).lower()
+    if name != "torch-npu" or metadata.get("Version") != version:
+        raise WheelUnavailable(f"{wheel_file.name} is not the wheel its name says: its METADATA gives Name {metadata.get('Name')!r}, Version {metadata.get('Version')!r}")
+    if "torch_npu/version.py" in names:
+        inside = _version_in(archive.read("torch_npu/version.py").decode("utf-8", "replace"))
+        if inside != version.split("+", 1)[0]:
+            raise WheelUnavailable(f"{wheel_file.name} is not the wheel its name says: its torch_npu/version.py gives {inside}")
+    listed = _record_rows(record)
+    for member in members:
+        expected = listed.get(member)
+        data = archive.read(member)
+        if expected is None:
+            raise WheelUnavailable(f"{wheel_file.name}: {member} is not listed in its RECORD (the wheel was altered)")
+        if _record_hash(data) != expected[0] or (expected[1] is not None and expected[1] != len(data)):
+            raise WheelUnavailable(f"{wheel_file.name}: {member} does not match its RECORD hash (the wheel is damaged or was altered)")
+    return hashlib.sha256(record).hexdigest()
+
+
+def _record_rows(record: bytes) -> dict[str, tuple[str, int | None]]:
+    """RECORD's path -> (``sha256=...`` hash, size) for the rows with a sha256 hash."""
+    rows = {}
+    for row in csv.reader(io.StringIO(record.decode("utf-8", "replace"))):
+        if len(row) >= 2 and row[1].startswith("sha256="):
+            size = row[2] if len(row) > 2 else ""
+            rows[row[0]] = (row[1], int(size) if size.isdigit() else None)
+    return rows
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _stamp_path(dest: Path) -> Path:
+    return dest.parent / f"{dest.name}.stamp.json"
+
+
+def _tree_files(root: Path) -> dict[str, os.stat_result] | None:
+    """Every file under ``root`` (relative path -> lstat); None when anything is a link or not a plain file."""
+    found = {}
+    for directory, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = os.path.join(directory, name)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode) or not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                return None
+            if stat.S_ISREG(info.st_mode):
+                found[Path(path).relative_to(root).as_posix()] = info
+    return found
+
+
+def _stamp_of(root: Path, record_digest: str) -> dict:
+    files = _tree_files(root) or {}
+    return {
+        "format": STAMP_FORMAT,
+        "record": record_digest,
+        "files": {rel: [hashlib.sha256((root / rel).read_bytes()).hexdigest(), *_stat_key(info)] for rel, info in sorted(files.items())},
+    }
+
+
+def _stat_key(info: os.stat_result) -> list[int]:
+    """What a file's content cannot change without: its size, mtime, inode and ctime (which no one can set back)."""
+    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns]
+
+
+def tree_is_intact(dest: Path) -> bool:
+    """``dest`` holds exactly the files its stamp lists, each with its recorded content (hashed again only
+    where its stat changed: size, mtime, inode or ctime)."""
+    stamp = cachedir.load_json(_stamp_path(dest))
+    if not (isinstance(stamp, dict) and stamp.get("format") == STAMP_FORMAT and isinstance(stamp.get("files"), dict)):
+        return False
+    try:
+        files = _tree_files(dest)
+    except OSError:
+        return False
+    if files is None or set(files) != set(stamp["files"]):
+        return False
+    for rel, info in files.items():
+        recorded = stamp["files"][rel]
+        if not (isinstance(recorded, list) and len(recorded) == 5):
+            return False
+        digest, *key = recorded
+        if _stat_key(info) == key:
+            continue
+        try:
+            if hashlib.sha256((dest / rel).read_bytes()).hexdigest() != digest:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _layout_error_from_zip(wheel_file: Path) -> WheelUnavailable:
@@ -143,13 +295,11 @@ _locked = contextlib.contextmanager(_lock)
 def _from_path(source: str) -> Wheel:
     path = Path(source).expanduser()
     if path.is_file() and path.suffix == ".whl":
-        try:
-            version = path.name.split("-")[1].split("+", 1)[0]
-        except IndexError:
-            version = "unknown"
-        dest = cache_root() / f"{version}-{path.stat().st_size}"
+        named = _WHEEL_NAME.fullmatch(path.name)
+        version = named["version"].split("+", 1)[0] if named else "unknown"
+        dest = _root() / f"{version}-{path.stat().st_size}"
         with _locked(dest):
-            if not (dest / _PACKAGE).is_dir():
+            if not tree_is_intact(dest):
                 try:
                     _unpack(path, dest)
                 except zipfile.BadZipFile:
@@ -189,9 +339,9 @@ def _obtain(source: str | None = None, torch_version: str | None = None) -> Whee
         return wheel
     version = torch_npu_version(torch_version)
     check_supported(version)
-    dest = cache_root() / version
+    dest = _root() / version
     with _locked(dest):
-        if (dest / _PACKAGE).is_dir():
+        if tree_is_intact(dest):
             return Wheel(version, dest, "cache")
         _download(version, dest)
     return Wheel(version, dest, "pip download")

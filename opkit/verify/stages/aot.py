@@ -12,4 +12,6 @@ def aot(ctx) -> list[Problem] | None:
     if ctx.compiled is None or not ctx.capture.dynamo_graphs or not ctx.backend.sees_aot_graph:
         return None
     failure = ctx.compile_failure
+    if failure is not None and failure.stage is not Stage.AOT_FUNCTIONALIZATION and not ctx.reached_aot_graph:
+        return None  # the backend's own code failed before AOTAutograd finished: AOT was not checked
     return [failure] if failure is not None and failure.stage is Stage.AOT_FUNCTIONALIZATION else []

@@ -187,6 +187,12 @@ class CheckContext:
     def capture(self) -> GraphCapture:
         return self.compiled.capture if self.compiled is not None else GraphCapture()
 
+    @property
+    def reached_aot_graph(self) -> bool:
+        """AOTAutograd produced a graph for every graph Dynamo captured."""
+        capture = self.capture
+        return len(capture.aot_graphs) >= len(capture.dynamo_graphs)
+
     @functools.cached_property
     def compile_failure(self) -> Problem | None:
         """The failure after Dynamo produced its graphs (AOT or the backend's compile), diagnosed once."""
@@ -201,7 +207,7 @@ class CheckContext:
         return diagnose.compile_failure(
             compiled.error,
             backend=self.backend.name,
-            reached_aot_graph=len(capture.aot_graphs) >= len(capture.dynamo_graphs),
+            reached_aot_graph=self.reached_aot_graph,
             sees_aot_graph=self.backend.sees_aot_graph,
             sole_op=self.sole_op,
             data_dependent=graphs.data_dependent_ops(capture.aot_graphs),
