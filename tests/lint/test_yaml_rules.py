@@ -338,6 +338,12 @@ def test_y009_fragment_duplicates_overlap_on_all_version(tmp_path):
     only(findings(tmp_path, text, "Y009"), 4, "'my_op' is already declared in 'custom' at line 2")
 
 
+def test_y009_a_malformed_version_spec_shared_by_both_is_reported_not_a_crash(tmp_path):
+    # found by test_robustness: the overlap holds a name outside the file's versions
+    text = "custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: my_op(Tensor x) -> Tensor\n  - func: my_op(Tensor x) -> Tensor\n    op_api: my_op(Tensor x) -> Tensor\n"
+    only(findings(tmp_path, text, "Y009"), 4, "'my_op' is already declared in 'custom' at line 2", "(my_op(Tensor x) -> Tensor)")
+
+
 def test_y009_disjoint_versions_or_sections_are_clean(tmp_path):
     # the real file splits _conv_depthwise2d.out this way
     text = full(

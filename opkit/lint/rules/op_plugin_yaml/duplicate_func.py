@@ -47,7 +47,9 @@ def duplicate_func(file: OpPluginFile) -> Iterator[Violation]:
         for other in earlier:
             overlap = versions & other.versions
             if overlap:
-                shown = ", ".join(sorted(overlap, key=index.universe.index))  # the versions the file builds, in its order
+                # the versions the file builds, in its order; a name outside it (a malformed spec) after them
+                order = {v: i for i, v in enumerate(index.universe)}
+                shown = ", ".join(sorted(overlap, key=lambda v: (order.get(v, len(order)), v)))
                 yield Violation(
                     f"'{key}' is already declared in '{fact.entry.section}' at line {other.entry.line} for the same versions ({shown})",
                     line=fact.entry.line,
