@@ -7,34 +7,12 @@ from collections.abc import Iterator
 from opkit.formats.kernel_launches import NPU_STREAM, KernelLaunchFile
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.launch.common import launch_text, launcher_example, where
+from opkit.lint.rules.launch.common import at_launch, queued_launcher_example, where
 
 
 @rule("K002", "npu-stream-in-queued-launch", severity=Severity.ERROR, scope="launch",
-    example=launcher_example("""
-auto stream = c10_npu::getCurrentNPUStream();
-at::Tensor out = at::empty_like(x);
-auto x_gm = x.mutable_data_ptr();
-auto out_gm = out.mutable_data_ptr();
-auto launch = [=]() -> int {
-    my_kernel<<<8, nullptr, stream>>>(x_gm, out_gm);
-    return 0;
-};
-at_npu::native::OpCommand::RunOpApiV2("my_op", launch);
-return out;
-"""),
-    fixed=launcher_example("""
-auto stream = c10_npu::getCurrentNPUStream().stream(false);
-at::Tensor out = at::empty_like(x);
-auto x_gm = x.mutable_data_ptr();
-auto out_gm = out.mutable_data_ptr();
-auto launch = [=]() -> int {
-    my_kernel<<<8, nullptr, stream>>>(x_gm, out_gm);
-    return 0;
-};
-at_npu::native::OpCommand::RunOpApiV2("my_op", launch);
-return out;
-"""),
+    example=queued_launcher_example("c10_npu::getCurrentNPUStream()"),
+    fixed=queued_launcher_example("c10_npu::getCurrentNPUStream().stream(false)"),
 )  # fmt: skip
 def npu_stream_in_queued_launch(file: KernelLaunchFile) -> Iterator[Violation]:
     """An ``NPUStream`` object given to ``<<<>>>`` inside a lambda that ``OpCommand`` queues: the task waits for its own queue, a deadlock.
@@ -47,8 +25,7 @@ def npu_stream_in_queued_launch(file: KernelLaunchFile) -> Iterator[Violation]:
     """
     for launch in file.launches:
         if launch.origin.kind == NPU_STREAM and launch.queued:
-            yield Violation(
-                f"{launch_text(launch)} passes the NPUStream object{where(launch.origin.where)} inside a lambda OpCommand queues: the queued task waits for its own queue to drain (deadlock)",
-                line=launch.line, column=launch.column,
-                hint="take `auto stream = c10_npu::getCurrentNPUStream().stream(false);` before the lambda and launch on that ACL stream",
+            yield at_launch(
+                launch, f"passes the NPUStream object{where(launch.origin.where)} inside a lambda OpCommand queues: the queued task waits for its own queue to drain (deadlock)",
+                "take `auto stream = c10_npu::getCurrentNPUStream().stream(false);` before the lambda and launch on that ACL stream",
             )  # fmt: skip

@@ -7,22 +7,12 @@ from collections.abc import Iterator
 from opkit.formats.kernel_launches import DRAINED, KernelLaunchFile
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.launch.common import launch_text, launcher_example, where
+from opkit.lint.rules.launch.common import at_launch, direct_launcher_example, where
 
 
 @rule("K003", "queued-work-after-drain", severity=Severity.ERROR, scope="launch",
-    example=launcher_example("""
-auto stream = c10_npu::getCurrentNPUStream().stream(true);
-at::Tensor out = at::zeros_like(x);
-my_kernel<<<8, nullptr, stream>>>(x.mutable_data_ptr(), out.mutable_data_ptr());
-return out;
-"""),
-    fixed=launcher_example("""
-at::Tensor out = at::zeros_like(x);
-auto stream = c10_npu::getCurrentNPUStream().stream(true);
-my_kernel<<<8, nullptr, stream>>>(x.mutable_data_ptr(), out.mutable_data_ptr());
-return out;
-"""),
+    example=direct_launcher_example("auto stream = c10_npu::getCurrentNPUStream().stream(true);", "at::Tensor out = at::zeros_like(x);"),
+    fixed=direct_launcher_example("at::Tensor out = at::zeros_like(x);", "auto stream = c10_npu::getCurrentNPUStream().stream(true);"),
 )  # fmt: skip
 def queued_work_after_drain(file: KernelLaunchFile) -> Iterator[Violation]:
     """Device work queued after ``stream(true)`` drained the task queue, then a launch outside ``OpCommand``: the kernel may run before that work.
@@ -37,8 +27,7 @@ def queued_work_after_drain(file: KernelLaunchFile) -> Iterator[Violation]:
     for launch in file.launches:
         if launch.origin.kind == DRAINED and not launch.queued and launch.queued_work:
             work = launch.queued_work[0]
-            yield Violation(
-                f"{launch_text(launch)} runs unqueued after {work.text} (line {work.line}) was queued behind the drained stream{where(launch.origin.where)}: it may run before that work",
-                line=launch.line, column=launch.column,
-                hint="take the stream after the last queued call, allocate with at::empty_like, or launch inside a lambda OpCommand::RunOpApiV2 queues",
+            yield at_launch(
+                launch, f"runs unqueued after {work.text} (line {work.line}) was queued behind the drained stream{where(launch.origin.where)}: it may run before that work",
+                "take the stream after the last queued call, allocate with at::empty_like, or launch inside a lambda OpCommand::RunOpApiV2 queues",
             )  # fmt: skip

@@ -7,23 +7,12 @@ from collections.abc import Iterator
 from opkit.formats.kernel_launches import KernelLaunchFile
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.launch.common import host_waits, launcher_example
+from opkit.lint.rules.launch.common import EMPTY_OUT, direct_launcher_example, host_waits
 
 
 @rule("K103", "synchronize-in-launcher", severity=Severity.ERROR, scope="launch",
-    example=launcher_example("""
-at::Tensor out = at::empty_like(x);
-auto stream = c10_npu::getCurrentNPUStream().stream(true);
-my_kernel<<<8, nullptr, stream>>>(x.mutable_data_ptr(), out.mutable_data_ptr());
-aclrtSynchronizeStream(stream);
-return out;
-""", parameters='const at::Tensor &x'),
-    fixed=launcher_example("""
-at::Tensor out = at::empty_like(x);
-auto stream = c10_npu::getCurrentNPUStream().stream(true);
-my_kernel<<<8, nullptr, stream>>>(x.mutable_data_ptr(), out.mutable_data_ptr());
-return out;
-""", parameters='const at::Tensor &x'),
+    example=direct_launcher_example(EMPTY_OUT, "auto stream = c10_npu::getCurrentNPUStream().stream(true);", after=("aclrtSynchronizeStream(stream);",)),
+    fixed=direct_launcher_example(EMPTY_OUT, "auto stream = c10_npu::getCurrentNPUStream().stream(true);"),
 )  # fmt: skip
 def synchronize_in_launcher(file: KernelLaunchFile) -> Iterator[Violation]:
     """The launcher synchronises the stream or the device (``aclrtSynchronizeStream``): forbidden while a graph is captured.
