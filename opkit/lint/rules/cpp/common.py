@@ -20,6 +20,23 @@ COMPOSITE_KEYS = frozenset({"CompositeImplicitAutograd", "CompositeExplicitAutog
 META_KEYS = frozenset({"Meta"}) | COMPOSITE_KEYS
 
 
+# The lines of the examples' ``my_ops.cpp``: the op ``my_ops::my_op`` declared, defined, and given a
+# device and a Meta kernel.
+DEVICE_KERNEL_DECLARATION = "at::Tensor my_op(const at::Tensor &x);"
+META_KERNEL = "at::Tensor my_op_meta(const at::Tensor &x) { return at::empty_like(x); }"
+DEF = 'TORCH_LIBRARY(my_ops, m) { m.def("my_op(Tensor x) -> Tensor"); }'
+DEVICE_IMPL = 'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_op", TORCH_FN(my_op)); }'
+META_IMPL = 'TORCH_LIBRARY_IMPL(my_ops, Meta, m) { m.impl("my_op", &my_op_meta); }'
+
+
+def my_ops_example(*lines: str) -> str:
+    """A ``project`` example of one file, ``my_ops.cpp``, made of ``lines``."""
+    return "\n".join(("# file: my_ops.cpp", *lines))
+
+
+# The op with everything it needs: the fixed twin of the rules about missing or stray kernels.
+COMPLETE_MY_OPS = my_ops_example(DEVICE_KERNEL_DECLARATION, META_KERNEL, DEF, DEVICE_IMPL, META_IMPL)
+
 @dataclass(frozen=True)
 class Defined:
     path: str

@@ -6,29 +6,19 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.cpp.common import defined, registered
+from opkit.lint.rules.cpp.common import COMPLETE_MY_OPS, DEF, DEVICE_KERNEL_DECLARATION, META_IMPL, META_KERNEL, defined, my_ops_example, registered
 from opkit.lint.rules.registrations.common import project_index
 from opkit.lint.project import LintProject
 
 
 @rule(
     "C004", "kernel-for-undefined-op", severity=Severity.WARNING, scope="project",
-    example=(
-        '# file: my_ops.cpp\n'
-        'at::Tensor my_op(const at::Tensor &x);\n'
-        'at::Tensor my_op_meta(const at::Tensor &x) { return at::empty_like(x); }\n'
-        'TORCH_LIBRARY(my_ops, m) { m.def("my_op(Tensor x) -> Tensor"); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_op", TORCH_FN(my_op)); m.impl("my_opp", TORCH_FN(my_op)); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, Meta, m) { m.impl("my_op", &my_op_meta); }'
+    example=my_ops_example(
+        DEVICE_KERNEL_DECLARATION, META_KERNEL, DEF,
+        'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_op", TORCH_FN(my_op)); m.impl("my_opp", TORCH_FN(my_op)); }',
+        META_IMPL,
     ),
-    fixed=(
-        '# file: my_ops.cpp\n'
-        'at::Tensor my_op(const at::Tensor &x);\n'
-        'at::Tensor my_op_meta(const at::Tensor &x) { return at::empty_like(x); }\n'
-        'TORCH_LIBRARY(my_ops, m) { m.def("my_op(Tensor x) -> Tensor"); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_op", TORCH_FN(my_op)); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, Meta, m) { m.impl("my_op", &my_op_meta); }'
-    ),
+    fixed=COMPLETE_MY_OPS,
 )  # fmt: skip
 def kernel_for_undefined_op(project: LintProject) -> Iterator[Violation]:
     """A C++ kernel is registered for an op no linted schema defines, in a namespace the linted files define.

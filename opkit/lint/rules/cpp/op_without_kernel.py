@@ -6,26 +6,14 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.cpp.common import compiled_together, defined, registered
+from opkit.lint.rules.cpp.common import COMPLETE_MY_OPS, DEF, META_IMPL, META_KERNEL, compiled_together, defined, my_ops_example, registered
 from opkit.lint.project import LintProject
 
 
 @rule(
     "C003", "op-without-device-kernel", severity=Severity.WARNING, scope="project",
-    example=(
-        '# file: my_ops.cpp\n'
-        'at::Tensor my_op_meta(const at::Tensor &x) { return at::empty_like(x); }\n'
-        'TORCH_LIBRARY(my_ops, m) { m.def("my_op(Tensor x) -> Tensor"); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, Meta, m) { m.impl("my_op", &my_op_meta); }'
-    ),
-    fixed=(
-        '# file: my_ops.cpp\n'
-        'at::Tensor my_op(const at::Tensor &x);\n'
-        'at::Tensor my_op_meta(const at::Tensor &x) { return at::empty_like(x); }\n'
-        'TORCH_LIBRARY(my_ops, m) { m.def("my_op(Tensor x) -> Tensor"); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) { m.impl("my_op", TORCH_FN(my_op)); }\n'
-        'TORCH_LIBRARY_IMPL(my_ops, Meta, m) { m.impl("my_op", &my_op_meta); }'
-    ),
+    example=my_ops_example(META_KERNEL, DEF, META_IMPL),
+    fixed=COMPLETE_MY_OPS,
 )  # fmt: skip
 def op_without_device_kernel(project: LintProject) -> Iterator[Violation]:
     """An op defined in C++ has no kernel for a device in the linted files.
