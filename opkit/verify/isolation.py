@@ -96,15 +96,8 @@ def _send(message: dict) -> None:
 
 
 def failed(header: ReportHeader, stage: Stage, check: str, message: str, next_action: str, detail: str | None = None) -> GraphEntryReport:
-    return GraphEntryReport(
-        target=header.target,
-        backend=header.backend,
-        device=header.device,
-        emulated=header.emulated,
-        graph_count=0,
-        graph_break_count=0,
-        problems=(Problem(stage, check, message, next_action, None, detail),),
-        notes=header.notes,
+    return GraphEntryReport.failed_before_capture(
+        header.target, header.backend, header.device, (Problem(stage, check, message, next_action, None, detail),), emulated=header.emulated, notes=header.notes
     )
 
 

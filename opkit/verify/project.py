@@ -467,13 +467,6 @@ def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_regi
                 isolate=False,
             )
     except _LoadFailure as failure:
-        return GraphEntryReport(
-            target=project.qualname,
-            backend=chosen.name,
-            device=chosen.device,
-            emulated=chosen.emulated,
-            graph_count=0,
-            graph_break_count=0,
-            problems=(failure.problem,),
-            notes=tuple(failure.notes),
+        return GraphEntryReport.failed_before_capture(
+            project.qualname, chosen.name, chosen.device, (failure.problem,), emulated=chosen.emulated, notes=tuple(failure.notes)
         )

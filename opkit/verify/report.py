@@ -175,6 +175,13 @@ class GraphEntryReport:
     npugraph_ex: NpugraphExRun | None = None
     skipped: tuple[SkippedCheck, ...] = ()
 
+    @classmethod
+    def failed_before_capture(
+        cls, target: str, backend: str, device: str, problems: tuple[Problem, ...], *, emulated: bool = False, notes: tuple[str, ...] = ()
+    ) -> GraphEntryReport:
+        """The report of a check that stopped before any graph was captured: no graphs, only its ``problems``."""
+        return cls(target=target, backend=backend, device=device, emulated=emulated, graph_count=0, graph_break_count=0, problems=problems, notes=notes)
+
     @property
     def ok(self) -> bool:
         """One graph, no breaks, every target op captured, and no failed check."""
