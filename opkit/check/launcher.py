@@ -12,12 +12,12 @@ column after a launch on its line shifts by the rewrite's length).
 
 from __future__ import annotations
 
-import importlib.util
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 from opkit.check.toolchain import ToolchainError
+from opkit.installed import package_dir
 
 LAUNCHER_SUFFIXES = (".asc", ".cpp")
 NPU_STREAM_HEADER = Path("torch_npu", "csrc", "core", "npu", "NPUStream.h")
@@ -46,23 +46,12 @@ def launcher_sources(project: Path) -> tuple[Path, ...]:
     return tuple(sorted(p for p in csrc.iterdir() if p.suffix in LAUNCHER_SUFFIXES and p.is_file()))
 
 
-def _package_dir(name: str) -> Path | None:
-    """Where package ``name`` is installed, found without importing it (importing torch_npu off an NPU fails)."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def find_launcher_headers(torch_npu_source: str | None = None) -> LauncherHeaders:
-    torch_dir = _package_dir("torch")
+    torch_dir = package_dir("torch")
     if torch_dir is None or not (torch_dir / "include" / "torch" / "library.h").is_file():
         raise ToolchainError("no torch C++ headers: install torch (its include/ holds torch/library.h)")
     torch_dirs = (torch_dir / "include", torch_dir / "include" / "torch" / "csrc" / "api" / "include")
-    installed = _package_dir("torch_npu")
+    installed = package_dir("torch_npu")
     if installed is not None and (installed / "include" / NPU_STREAM_HEADER).is_file():
         npu_include, found_by = installed / "include", "the installed torch_npu"
     else:

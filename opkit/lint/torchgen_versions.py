@@ -53,16 +53,14 @@ def _wheel_version(package: str) -> str | None:
     distribution on sys.path: a tenth of a cold lint's time, for one line.
     """
     import glob
-    import importlib.util
     import os
 
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
+    from opkit.installed import package_dir
+
+    directory = package_dir(package)
+    if directory is None:
         return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    site = os.path.dirname(list(spec.submodule_search_locations)[0])
+    site = str(directory.parent)
     for info in glob.glob(os.path.join(glob.escape(site), f"{package}-*.dist-info", "METADATA")):
         try:
             with open(info, encoding="utf-8") as f:
