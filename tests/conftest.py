@@ -102,7 +102,7 @@ def _torch_npu_wheel(request):
     if os.environ.get("OPKIT_TORCH_NPU"):
         yield
         return
-    from opkit.verify.npugraph_ex import wheel
+    from opkit import torch_npu_wheel as wheel
 
     saved = os.environ.get("OPKIT_CACHE_DIR")
     cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider

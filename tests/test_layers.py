@@ -1,4 +1,6 @@
-"""opkit's layers, read from its source: the readers (``opkit.formats``) import no layer above them, and
+"""opkit's layers, read from its source: the readers (``opkit.formats``) import no layer above them, the
+shared modules at opkit's top level (the signature model, the torch-npu wheel, the cache) import no layer,
+``opkit check`` does not import ``opkit verify`` (verify compiles with check, not the other way round), and
 no modules import each other in a circle.
 
 Every import counts, at module level or inside a function (a lazy import hides a circle, it does not
@@ -16,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opkit"
 
 # Layers the readers sit under: nothing in opkit.formats may import them.
 ABOVE_FORMATS = ("opkit.lint", "opkit.adopt", "opkit.generate", "opkit.verify", "opkit.cli", "opkit.check")
+LAYERS = ("opkit.formats", *ABOVE_FORMATS)
 
 # The one circle left: the signature model calls the op-plugin fast path, which builds the model's
 # objects. Breaking it means splitting signature.py's model from its parsers (see docs/readers.md).
@@ -142,6 +145,25 @@ def test_the_readers_import_no_layer_above_them(graph):
     assert {"opkit.formats.opdef_cpp", "opkit.formats.cpp_text", "opkit.formats.msopgen_json", "opkit.formats.op_plugin_yaml"} <= set(readers)
     wrong = {m: sorted(t for t in targets if t.startswith(ABOVE_FORMATS)) for m, targets in readers.items()}
     assert {m: t for m, t in wrong.items() if t} == {}
+
+
+def _layer_imports(graph: dict[str, set[str]], modules, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    wrong = {m: sorted(t for t in graph[m] if t.startswith(forbidden)) for m in modules}
+    return {m: t for m, t in wrong.items() if t}
+
+
+def test_the_shared_top_level_modules_import_no_layer(graph):
+    """``opkit.signature``, ``opkit.torch_npu_wheel``, ``opkit.cachedir`` ...: what several layers use lives under all of them."""
+    shared = [m for m in graph if m.count(".") == 1 and m not in LAYERS and m != "opkit.__main__"]
+    assert {"opkit.signature", "opkit.torch_npu_wheel", "opkit.installed", "opkit.cachedir"} <= set(shared)
+    assert _layer_imports(graph, shared, LAYERS) == {}
+
+
+def test_check_imports_no_verify(graph):
+    """``opkit verify`` compiles a project with ``opkit check``; the wheel both read sits below them (opkit.torch_npu_wheel)."""
+    checks = [m for m in graph if m == "opkit.check" or m.startswith("opkit.check.")]
+    assert "opkit.check.launcher" in checks
+    assert _layer_imports(graph, checks, ("opkit.verify", "opkit.cli")) == {}
 
 
 def test_no_reader_lives_outside_the_readers_layer(graph):

@@ -71,7 +71,7 @@ SUITES = {
     "opkit/verify/graphs.py": ["tests/verify/test_graphs_units.py"],
     "opkit/verify/diagnose.py": ["tests/verify/test_diagnose_units.py"],
     "opkit/verify/npugraph_ex/checks.py": ["tests/verify/test_npugraph_ex_checks_units.py"],
-    "opkit/verify/npugraph_ex/wheel.py": ["tests/verify/test_npugraph_ex_wheel_units.py"],
+    "opkit/torch_npu_wheel.py": ["tests/verify/test_npugraph_ex_wheel_units.py"],
     "opkit/verify/assertions.py": ["tests/verify/test_assertions_units.py"],
     "opkit/verify/check.py": ["tests/verify/test_verify_broken_ops.py", "tests/verify/test_stage_units.py", "tests/verify/test_assertions_units.py"],
     "opkit/verify/backends.py": ["tests/verify/test_backends_units.py", "tests/verify/test_stage_units.py"],
@@ -138,17 +138,17 @@ EQUIVALENT: dict[str, str] = {
     "opkit.generate.merge.x__git_merge__mutmut_30": "no stdin=: as above",
     "opkit.generate.merge.x__matched__mutmut_4": "SequenceMatcher(autojunk=None): difflib only tests its truth, None is False",
     "opkit.generate.merge.x__line_end__mutmut_7": "return -2 for -1 ('cannot tell'): _crlf_needed reads it only as true (if needs_cr) and as not 1",
-    "opkit.verify.npugraph_ex.wheel.x_torch_npu_version__mutmut_5": "metadata.version('TORCH'): importlib.metadata finds a distribution by its normalised name, case-insensitively",
-    **{f"opkit.verify.npugraph_ex.wheel.x_{fn}__mutmut_{n}": "split('+') or split('+', 2) for split('+', 1): element [0] is the text before the first '+' either way"
+    "opkit.torch_npu_wheel.x_torch_npu_version__mutmut_5": "metadata.version('TORCH'): importlib.metadata finds a distribution by its normalised name, case-insensitively",
+    **{f"opkit.torch_npu_wheel.x_{fn}__mutmut_{n}": "split('+') or split('+', 2) for split('+', 1): element [0] is the text before the first '+' either way"
        for fn, ns in (("torch_npu_version", (9, 12)), ("_version_of_tree", (22, 35)), ("_from_path", (11, 17))) for n in ns},
-    **{f"opkit.verify.npugraph_ex.wheel.x__version_of_tree__mutmut_{n}": "read_text without encoding='utf-8' (the locale's, UTF-8 here): every locale"
+    **{f"opkit.torch_npu_wheel.x__version_of_tree__mutmut_{n}": "read_text without encoding='utf-8' (the locale's, UTF-8 here): every locale"
        " encoding agrees with UTF-8 on ASCII, only the ASCII __version__ line is read, and errors='replace' keeps any other byte harmless" for n in (8, 10)},
-    "opkit.verify.npugraph_ex.wheel.x__version_of_tree__mutmut_13": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
-    **{f"opkit.verify.npugraph_ex.wheel.x__unpack__mutmut_{n}": "another prefix of the temporary sibling: mkdtemp makes its name unique either way,"
+    "opkit.torch_npu_wheel.x__version_of_tree__mutmut_13": "read_text(encoding='UTF-8'): the same codec as 'utf-8'",
+    **{f"opkit.torch_npu_wheel.x__unpack__mutmut_{n}": "another prefix of the temporary sibling: mkdtemp makes its name unique either way,"
        " and it is renamed to dest or removed, so the name is read nowhere" for n in (9, 11, 14)},
-    **{f"opkit.verify.npugraph_ex.wheel.x__unpack__mutmut_{n}": "rmtree(tmp) without ignore_errors: tmp is the fresh directory _unpack made, holding only"
+    **{f"opkit.torch_npu_wheel.x__unpack__mutmut_{n}": "rmtree(tmp) without ignore_errors: tmp is the fresh directory _unpack made, holding only"
        " what it extracted, and its owner removes it without error" for n in (35, 37, 38)},
-    **{f"opkit.verify.npugraph_ex.wheel.x__download__mutmut_{n}": "another prefix of pip's temporary download folder: only the wheel inside is read"
+    **{f"opkit.torch_npu_wheel.x__download__mutmut_{n}": "another prefix of pip's temporary download folder: only the wheel inside is read"
        " (a glob of torch_npu-*.whl), never the folder's name" for n in (1, 2, 3)},
     "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
     "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
@@ -242,7 +242,7 @@ ENV["OPKIT_NO_CACHE"] = "1"  # lint's on-disk caches would answer for the mutant
 # Added for one module's runs (path prefix -> variables). wheel.py: tests/conftest.py's session fixture obtains the real
 # torch-npu wheel unless OPKIT_TORCH_NPU is set, which in a mutant's process would call the mutated obtain() (pip download
 # from the index); the wheel's unit tests set or unset OPKIT_TORCH_NPU themselves, and PIP_NO_INDEX keeps any pip offline.
-MODULE_ENV = {"opkit/verify/npugraph_ex/wheel.py": {"OPKIT_TORCH_NPU": os.devnull, "PIP_NO_INDEX": "1"}}
+MODULE_ENV = {"opkit/torch_npu_wheel.py": {"OPKIT_TORCH_NPU": os.devnull, "PIP_NO_INDEX": "1"}}
 
 
 def env_for(module: str) -> dict[str, str]:

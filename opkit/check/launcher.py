@@ -55,7 +55,7 @@ def find_launcher_headers(torch_npu_source: str | None = None) -> LauncherHeader
     if installed is not None and (installed / "include" / NPU_STREAM_HEADER).is_file():
         npu_include, found_by = installed / "include", "the installed torch_npu"
     else:
-        from opkit.verify.npugraph_ex.wheel import WheelUnavailable, include_dir
+        from opkit.torch_npu_wheel import WheelUnavailable, include_dir
 
         try:
             npu_include, found_by = include_dir(torch_npu_source), "the torch-npu wheel"

@@ -241,7 +241,7 @@ def _break_reason(text: str) -> str:
 
 _ALIAS_OUTPUT = "output has alias annotations"
 _OPTION_REFUSED = "not in optional list"  # npugraph_ex's option check (configs/_option_base.py)
-_WHEEL_PACKAGE = "/torch_npu/dynamo/"  # where the unpacked wheel's npugraph_ex lives (opkit.verify.npugraph_ex.wheel)
+_WHEEL_PACKAGE = "/torch_npu/dynamo/"  # where the unpacked wheel's npugraph_ex lives (opkit.torch_npu_wheel)
 
 
 def _raised_by_backend_itself(exc: BaseException) -> bool:

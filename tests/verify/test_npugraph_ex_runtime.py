@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from opkit.verify.npugraph_ex import wheel
+from opkit import torch_npu_wheel as wheel
 
 
 def test_unsupported_torch_npu_versions_are_refused_by_name():

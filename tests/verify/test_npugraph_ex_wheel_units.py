@@ -1,4 +1,4 @@
-"""opkit/verify/npugraph_ex/wheel.py on its own: real zip files and trees in tmp_path, the cache in tmp_path, and pip
+"""opkit/torch_npu_wheel.py on its own: real zip files and trees in tmp_path, the cache in tmp_path, and pip
 kept off the network (PIP_NO_INDEX=1; a wheel it "downloads" comes from a local --find-links folder).
 The slower tests with the real torch-npu wheel are in test_npugraph_ex_runtime.py."""
 
@@ -15,8 +15,8 @@ import pytest
 import os
 
 from opkit import cachedir
-from opkit.verify.npugraph_ex import wheel
-from opkit.verify.npugraph_ex.wheel import Wheel, WheelUnavailable
+from opkit import torch_npu_wheel as wheel
+from opkit.torch_npu_wheel import Wheel, WheelUnavailable
 
 NPUGRAPH_EX_INIT = "torch_npu/dynamo/npugraph_ex/__init__.py"
 VERSION_PY = "torch_npu/version.py"

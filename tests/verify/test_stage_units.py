@@ -24,7 +24,7 @@ from opkit.verify.check import backend_notes
 from opkit.verify.npugraph_ex import Emulation
 from opkit.verify.npugraph_ex.capture import CaptureViolation
 from opkit.verify.npugraph_ex.observe import CompiledGraph, Observation
-from opkit.verify.npugraph_ex.wheel import Wheel
+from opkit.torch_npu_wheel import Wheel
 from opkit.verify.report import Comparison, GraphBreak, MetaCheck, OpcheckResult, OpInGraph, Problem, SkippedCheck, Stage, UncapturableOp
 from opkit.verify.stages import aot, calls, capture, dynamo, eager, meta, numerics, opcheck, passes, registration, replay
 from opkit.verify.stages.calls import CompiledCall, CompileRun

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from opkit.verify import diagnose
-from opkit.verify.npugraph_ex import requirements, wheel
+from opkit import torch_npu_wheel as wheel
+from opkit.verify.npugraph_ex import requirements
 from opkit.verify.report import Stage
 
 REPO = Path(__file__).resolve().parents[2]

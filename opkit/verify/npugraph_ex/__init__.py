@@ -1,6 +1,7 @@
 """npugraph_ex off the NPU: torch_npu's own npugraph_ex compiler, run with the NPU runtime stood in for.
 
-* ``wheel``: the torch-npu wheel matching the installed torch, downloaded and unpacked (never installed);
+* ``opkit.torch_npu_wheel`` (below verify, since ``opkit check`` reads the wheel's C++ headers too): the
+  torch-npu wheel matching the installed torch, downloaded and unpacked (never installed);
 * ``runtime`` and ``npu``: the stand-in ``torch_npu`` / ``torch.npu`` modules npugraph_ex reads;
 * ``capture``: the aclgraph capture emulator (record at capture, reject host syncs, replay on fixed buffers);
 * ``observe``: what npugraph_ex did during a check (graphs around its passes, captures, swallowed failures).
@@ -17,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from opkit.verify.npugraph_ex.wheel import ENV_VAR, SUPPORTED, Wheel, WheelUnavailable, obtain
+from opkit.torch_npu_wheel import ENV_VAR, SUPPORTED, Wheel, WheelUnavailable, obtain
 
 __all__ = ["ENV_VAR", "SUPPORTED", "Emulation", "WheelUnavailable", "backend", "load", "unavailable_reason"]
 

@@ -1,4 +1,5 @@
-"""The torch-npu wheel whose ``npugraph_ex`` package opkit runs off the NPU: found, downloaded, unpacked.
+"""The torch-npu wheel whose ``npugraph_ex`` package ``opkit verify`` runs off the NPU, and whose C++ headers
+``opkit check`` compiles extension launchers against: found, downloaded, unpacked. It sits below both layers.
 
 Never installed, never imported as ``torch_npu``: only its pure-Python ``torch_npu/dynamo/npugraph_ex/``
 is unpacked, into the opkit cache directory (``OPKIT_CACHE_DIR``, else ``~/.cache/opkit``), under
