@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_tokens import CppSyntaxError, Token, split_code, tokenize
+from opkit.formats.cpp_text import CppTextError
+from opkit.formats.cpp_tokens import Token, split_code, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
 from opkit.formats.schema_site import SchemaSite, position_in
@@ -40,7 +41,7 @@ _NOT_FUNCTIONS = frozenset("if for while switch return sizeof catch decltype ali
 _TYPE_QUALIFIERS = frozenset({"const", "volatile", "&", "&&", "*", "typename", "struct", "class"})
 
 
-class CppReadError(CppSyntaxError):
+class CppReadError(CppTextError):
     """A registration opkit cannot read (or text it cannot tokenize): one message with its line and column."""
 
 
@@ -292,7 +293,7 @@ def macro_definitions(path: str, text: str) -> Macros:
         counted = m.start()
         try:
             directives = [t for t in tokenize(m.group()) if t.kind == "directive"]
-        except CppSyntaxError:
+        except CppTextError:
             continue
         for token in directives:
             macro = _macro(path, Token(token.kind, token.text, m.start(), line, 1))
@@ -427,7 +428,7 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
     given (this file's own are added). CppReadError for text that cannot be read."""
     try:
         tokens = tokenize(text)
-    except CppSyntaxError as exc:
+    except CppTextError as exc:
         raise CppReadError(exc.message, exc.line, exc.column) from None
     own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}
     all_macros = {**(macros or {}), **own}

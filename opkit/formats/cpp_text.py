@@ -183,7 +183,7 @@ class CppText:
                 break
             i, token = m.start(), m.group()
             if token == "//":
-                end = _line_comment_end(text, i)
+                end = logical_line_end(text, i)
                 blank = " " * (end - i)
                 code += (text[copied:i], blank)
                 masked += (text[copied:i], blank)
@@ -284,8 +284,9 @@ def _in_number(text: str, i: int) -> bool:
     return k < i and text[k].isdigit()
 
 
-def _line_comment_end(text: str, i: int) -> int:
-    """The end of a ``//`` comment: its line's end, or a later line's when a backslash continues it."""
+def logical_line_end(text: str, i: int) -> int:
+    """The end of the line that ``i`` is on, or of a later one when a backslash continues it: where a
+    ``//`` comment or a preprocessor directive ends."""
     while True:
         end = text.find("\n", i)
         if end < 0:

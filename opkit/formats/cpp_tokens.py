@@ -12,17 +12,16 @@ expands the few macros it needs).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from opkit.formats.cpp_text import CppText, CppTextError, literal_runs
+from opkit.formats.cpp_text import CppText, literal_runs, logical_line_end
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|[0-9A-Za-z_.']|)*")
 _PUNCT = re.compile(r"::|->\*?|\.\.\.|<<=|>>=|\+\+|--|&&|\|\||[-+*/%&|^!=<>]=|##|<<|[\[\](){}<>;:,.?~!+\-*/%&|^=#]")
 _BLANK = re.compile(r"[ \t\r\f\v\n]+|\\\n")
 
-# Text the lexer cannot read: an unterminated comment, string or character literal (message, line, column).
-CppSyntaxError = CppTextError
 
 
 @dataclass(frozen=True)
@@ -38,22 +37,30 @@ class Token:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Every token of ``text`` in order; CppSyntaxError for text that cannot be lexed."""
-    lexed = CppText(text)
-    code = lexed.code
-    tokens: list[Token] = []
+    """Every token of ``text`` in order; CppTextError for text that cannot be lexed."""
+    return list(_tokens(CppText(text), directives=True))
+
+
+def split_code(code: str) -> list[str]:
+    """The token texts of code that holds no comments (a preprocessor line cpp_text already cleaned,
+    a macro's body), cut as ``tokenize`` cuts them, ``#`` included (in a macro's body it stringifies)."""
+    return [t.text for t in _tokens(CppText(code), directives=False)]
+
+
+def _tokens(lexed: CppText, *, directives: bool) -> Iterator[Token]:
+    text, code = lexed.text, lexed.code
     i, n = 0, len(code)
-    line_start = True  # only blanks since the last newline: a '#' here opens a directive
+    line_start = directives  # only blanks since the last newline: a '#' here opens a directive
     while i < n:
         blank = _BLANK.match(code, i)
         if blank:
-            line_start = line_start or "\n" in blank.group()
+            line_start = line_start or (directives and "\n" in blank.group())
             i = blank.end()
             continue
         line, column = lexed.position(i)
         if code[i] == "#" and line_start:
-            end = _directive_end(code, i)
-            tokens.append(Token("directive", " ".join(code[i:end].replace("\\\n", " ").split()), i, line, column))
+            end = logical_line_end(code, i)
+            yield Token("directive", " ".join(code[i:end].replace("\\\n", " ").split()), i, line, column)
             i = end
             continue
         line_start = False
@@ -61,38 +68,14 @@ def tokenize(text: str) -> list[Token]:
         if literal_end is not None:
             written = text[i:literal_end]
             if written.endswith("'"):
-                tokens.append(Token("char", written, i, line, column))
+                yield Token("char", written, i, line, column)
             else:
                 value, runs = literal_runs(written, line, column)
-                tokens.append(Token("string", written, i, line, column, value, runs))
+                yield Token("string", written, i, line, column, value, runs)
             i = literal_end
             continue
         m = _IDENT.match(code, i) or _NUMBER.match(code, i) or _PUNCT.match(code, i)
         kind = "ident" if m and m.re is _IDENT else "number" if m and m.re is _NUMBER else "punct"
         end = m.end() if m else i + 1
-        tokens.append(Token(kind, code[i:end], i, line, column))
+        yield Token(kind, code[i:end], i, line, column)
         i = end
-    return tokens
-
-
-def split_code(code: str) -> list[str]:
-    """The token texts of code that holds no comments (a preprocessor line cpp_text already cleaned,
-    a macro's body): literals whole, then identifiers, numbers and punctuation as ``tokenize`` cuts them."""
-    return [m.group() for m in _CODE_TOKEN.finditer(code)]
-
-
-_CODE_TOKEN = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|" + _IDENT.pattern + "|" + _NUMBER.pattern + "|" + _PUNCT.pattern + r"|\S")
-
-
-def _directive_end(code: str, i: int) -> int:
-    """The end of the preprocessor line starting at ``i`` (a backslash before the newline continues it)."""
-    while True:
-        end = code.find("\n", i)
-        if end < 0:
-            return len(code)
-        if code.endswith("\\", 0, end) or code.endswith("\\\r", 0, end):
-            i = end + 1
-            continue
-        return end
-
-

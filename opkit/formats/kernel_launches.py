@@ -21,6 +21,7 @@ from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
 
 if TYPE_CHECKING:
+    from opkit.formats.cpp_text import CppTextError
     from opkit.formats.cpp_tokens import Token
 
 # Where a launch's stream comes from (StreamOrigin.kind).
@@ -41,14 +42,6 @@ _QUEUED_METHODS = frozenset({"clone", "contiguous", "to", "copy", "fill", "zero"
 _CONTROL = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "static_assert", "new", "delete", "throw"})
 _SYNCHRONIZE = frozenset({"aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "npuSynchronizeDevice"})
 _DATA_POINTERS = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr"})
-
-
-class KernelLaunchReadError(ValueError):
-    def __init__(self, message: str, line: int, column: int):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 @dataclass(frozen=True)
@@ -97,7 +90,7 @@ class KernelLaunchFile:
     path: str
     launches: tuple[Launch, ...] = ()
     host_waits: tuple[HostWait, ...] = ()
-    error: KernelLaunchReadError | None = None  # text the tokenizer cannot read
+    error: CppTextError | None = None  # text the C++ lexer cannot read
     noqa: NoqaMap | None = field(default=None, compare=False, repr=False)
 
 
@@ -121,12 +114,14 @@ def has_launches(text: str) -> bool:
 
 
 def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
-    from opkit.formats.cpp_tokens import CppSyntaxError, tokenize  # only when a launcher is read: a yaml-only lint never loads the C++ lexer
+    # only when a launcher is read: a yaml-only lint never loads the C++ lexer
+    from opkit.formats.cpp_text import CppTextError
+    from opkit.formats.cpp_tokens import tokenize
 
     try:
         tokens = [t for t in tokenize(text) if t.kind != "directive"]
-    except CppSyntaxError as exc:
-        return KernelLaunchFile(path, error=KernelLaunchReadError(exc.message, exc.line, exc.column))
+    except CppTextError as exc:
+        return KernelLaunchFile(path, error=exc)
     return _Reader(path, tokens).read()
 
 

@@ -72,6 +72,15 @@ def test_wrapped_macros_resolve_the_namespace_from_the_header():
     ]
 
 
+
+def test_a_macro_body_is_cut_by_the_one_cpp_lexer():
+    """A raw string with quotes inside, an encoding prefix and ``#x`` in a ``#define``'s body: the same
+    tokens as the file's own (ops-math's tiling tests put raw JSON strings in macros)."""
+    header = '#define INFO(x) std::string s = R"({"a": 1, "b": )" + #x + u8"c" ;\n'
+    body = macro_definitions("info.h", header)["INFO"].body
+    assert body == ("std", "::", "string", "s", "=", 'R"({"a": 1, "b": )"', "+", "#", "x", "+", 'u8"c"', ";")
+    assert [t.text for t in tokenize('std::string s = R"({"a": 1, "b": )" + x + u8"c" ;')] == [t for t in body if t != "#"]
+
 def test_if_arms_are_maybe_and_exclusive_not_doubled():
     got = read_cpp_registrations("binding.cpp", WRAPPED, macro_definitions("utils.h", UTILS_H))
     first, second, third = got.defs
