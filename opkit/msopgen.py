@@ -93,7 +93,7 @@ def ge_dtype(torch_dtype: str) -> str:
 _UNDEFINED_DTYPE = DType("undefined")
 
 # The documented msOpGen default of an OPTIONAL attr whose schema default is None (``int? k=None``):
-# aclnn gets the same value through gen_opapi ``new_params`` (``k.value_or(0)``). README, "Type mapping".
+# aclnn gets the same value through gen_opapi ``new_params`` (``k.value_or(0)``). docs/new.md, "Type mapping".
 NONE_ATTR_DEFAULTS: dict[str, object] = {
     "int": 0, "float": 0.0, "bool": False, "string": "", "type": _UNDEFINED_DTYPE,
     "list_int": [], "list_float": [], "list_bool": [], "list_string": [], "list_type": [],

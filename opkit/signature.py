@@ -82,7 +82,7 @@ def _restore_schema_error(message, text, column, dialect, hint, canonical) -> Sc
 
 
 # Argument types msOpGen can express as an attr, and the attr type each becomes (msopgen.md §2, §6).
-# An optional one (``int? k=None``) is an OPTIONAL attr of the same type (README, "Type mapping").
+# An optional one (``int? k=None``) is an OPTIONAL attr of the same type (docs/new.md, "Type mapping").
 _ATTR_TYPES = {
     ("int", False): "int",
     ("SymInt", False): "int",
@@ -805,7 +805,7 @@ UNSUPPORTED = torch_lexer.UNSUPPORTED
 
 
 def _unsupported_type(type_text: str) -> str | None:
-    """Why opkit refuses a type torch.library accepts (README, "Schema dialects"), or None."""
+    """Why opkit refuses a type torch.library accepts (docs/lint.md, "Schema dialects"), or None."""
     base = re.match(r"[A-Za-z_]\w*", type_text)
     name = base.group(0) if base else ""
     if type_text.startswith("(") or name in _TORCH_ONLY_CONSTRUCTORS or name == "__torch__":

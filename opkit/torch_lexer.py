@@ -23,7 +23,7 @@ DEVICE_TYPES = frozenset(
     "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia privateuseone npu".split()
 )
 
-# Starts the message of each deliberate refusal of what torch accepts (README, "Schema dialects").
+# Starts the message of each deliberate refusal of what torch accepts (docs/lint.md, "Schema dialects").
 UNSUPPORTED = "unsupported by opkit"
 
 _BLANKS = " \t\v\f\r"  # C isspace() without '\n'

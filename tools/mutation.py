@@ -4,7 +4,7 @@ mutmut reads one configuration per directory, and a module is worth testing only
 that exercise it, so each run works in a scratch copy of the repository (build/mutation/<module>/)
 with its own ``[mutmut]`` section: the module (a file or a package folder) and its test subset from
 SUITES. The score printed at the end is killed / (all - equivalent); EQUIVALENT lists, per mutant
-name, why it cannot be killed (README, "Mutation testing").
+name, why it cannot be killed (CONTRIBUTING.md, "Mutation testing").
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ _SCHEMA_TYPES = {
 }  # fmt: skip
 
 
-# An --output dtype in torch's spelling, as the README writes it (rstd=like:x,dtype:float32).
+# An --output dtype in torch's spelling, as docs/new.md writes it (rstd=like:x,dtype:float32).
 _RULE_DTYPES = {"float": "float32", "fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
 
 

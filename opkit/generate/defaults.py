@@ -1,6 +1,6 @@
 """Defaults said aloud: what `opkit new` chose that is likely wrong for this op, with the option that changes it.
 
-Two cases (README, "Defaults"):
+Two cases (docs/new-and-update.md, "Defaults said aloud"):
 
 - a tensor whose name reads as an index, offset, length or mask (``slot_mapping``, ``indices``,
   ``group_list``, ``seq_lens``) that the dtype columns leave at float types: a warning with the

@@ -1,6 +1,6 @@
 """``--output NAME=RULE``: how one fresh output is sized and typed, parsed once and checked against the schema.
 
-The grammar (README, "Output rules"), items separated by ',' outside brackets, each key at most once:
+The grammar (docs/new.md, "Styles, names and shapes"), items separated by ',' outside brackets, each key at most once:
 
     like:ARG          size, dtype and device of a Tensor (or Tensor[]: its first element) argument
     size:[D, D, ...]  a shape from input dims; each D is ARG.N (dim N of tensor ARG, N < 0 counts

@@ -5,7 +5,7 @@ A command is suggested only when opkit accepts it: a refusal carries its command
 the spec layer makes that command into a spec before printing it; where that fails the refusal says so
 instead of sending the user to a second refusal. This module never imports the spec layer.
 
-README ("Type mapping", the "Refused" paragraph) lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
+docs/new.md ("Type mapping", the "Refused" paragraph) lists them: a returned mutated input, a returned view, ``Dimname``, ``Generator``/
 ``Device``/``Layout``/``MemoryFormat`` arguments, non-tensor returns, and ops with no tensor input.
 """
 

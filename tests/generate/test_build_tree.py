@@ -2,7 +2,7 @@
 
 The expected structure below was read from msOpGen 26.0.0's output (Ascend/msopgen with hicann/asc-tools'
 ``new_op_project_template``, run as msopgen.md §6 describes): every CMake command with its arguments, in
-order, and the presets' cache variables. opkit differs on purpose only where the README says so:
+order, and the presets' cache variables. opkit differs on purpose only where docs/new.md says so:
 ``vendor_name`` is the project's, and ``ASCEND_CANN_PACKAGE_PATH`` is msOpGen's default rather than the
 generating machine's ``$ASCEND_HOME_PATH``.
 """

@@ -6,7 +6,7 @@ Every entry goes through `opkit new --from` and `opkit lint`; `opkit verify` (to
 npugraph_ex, then opcheck: about a second an op) runs on a sample that exercises every signature class of the
 corpus (`covering_sample`: each argument type, mutated, defaulted and keyword-only arguments, each return
 shape). `pytest --corpus-full` also verifies every adopted entry (about six minutes on a quiet 2-core machine);
-`python benchmarks/corpus_ops.py --adopt` prints the counts the README reports.
+`python benchmarks/corpus_ops.py --adopt` prints the counts benchmarks/README.md reports.
 """
 
 from __future__ import annotations

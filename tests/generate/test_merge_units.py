@@ -1,7 +1,7 @@
 """The three-way merge of `opkit new --force`, called directly: the diff3 result of each layout, and which tool merges.
 
-Expectations are the output of the real ``git merge-file -p --diff3`` with opkit's labels (README, "Updating a
-project": the user's edits and the new generation's both kept, the same lines written between diff3 markers), checked
+Expectations are the output of the real ``git merge-file -p --diff3`` with opkit's labels (docs/new.md, the
+`--force` paragraph: the user's edits and the new generation's both kept, the same lines written between diff3 markers), checked
 here against git itself where it is installed, and against the Python diff3 that stands in for it where it is not.
 """
 

@@ -4,7 +4,7 @@ Each expectation is written by hand from the specs: msopgen.md (names, OpDef ten
 ``ge::FORMAT_*``, attr methods, SoC families and the compute unit, the kernel's parameters with ``workspace`` and
 ``tiling`` last and ``<name>_ref`` for a mutated input), op-plugin-yaml.md (the ``custom:`` entry, ``gen_opapi``
 sizes and dtypes as real entries write them, ``new_params`` with ``value_or`` and ``const_cast<char *>``, ``exec:
-aclnn<Op>`` then the arguments and the outputs, the Meta function's name and returns) and the README's type
+aclnn<Op>`` then the arguments and the outputs, the Meta function's name and returns) and docs/new.md's type
 mapping. No cookiecutter run: these are the model's own values, the templates' only input.
 """
 
@@ -171,7 +171,7 @@ def test_python_parameters(rich):
 
 
 def test_the_sample_call(rich):
-    # README type mapping, "sample": tensors, 2 tensors for a list, Scalar 1.5, float 1.5, int 2; optional arguments omitted
+    # docs/new.md, "Type mapping", column "sample": tensors, 2 tensors for a list, Scalar 1.5, float 1.5, int 2; optional arguments omitted
     assert rich.dummy_args == (
         DummyArg("x", "tensor", False, None, "float16", "randn"),
         DummyArg("y", "tensor", False, None, "float16", "randn"),

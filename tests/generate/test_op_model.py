@@ -1,4 +1,4 @@
-"""Each new type and shape, checked artifact against artifact (README "Type mapping").
+"""Each new type and shape, checked artifact against artifact (docs/new.md, "Type mapping").
 
 For every case the msOpGen JSON, the OpDef parsed back from the C++, the yaml entry, the Meta function's
 parameters and returns, the MRE's sample call and the InferShape/InferDataType bodies must say the same

@@ -1,6 +1,6 @@
 """``--output NAME=RULE``, called directly: the parsed rule, how it prints back, and each refusal with its column.
 
-Expectations are written from the README ("Styles, names and shapes": the rule grammar, the message naming the
+Expectations are written from docs/new.md ("Styles, names and shapes": the rule grammar, the message naming the
 rule and the column) and count columns by hand in the text as the user typed it (1-based).
 """
 
@@ -236,7 +236,7 @@ def test_rank_read(rules, rank):
 @pytest.mark.parametrize(
     "schema, out_like",
     [
-        # torchair's my_inplace sizes its output like y, the input it does not write (README: "the first unwritten Tensor")
+        # torchair's my_inplace sizes its output like y, the input it does not write (docs/new.md: "the first unwritten `Tensor`")
         ("f(Tensor(a!) x, Tensor y) -> Tensor", "y"),
         ("f(Tensor(a!) x, Tensor(b!) y) -> Tensor", "x"),
         ("f(Tensor[] xs, Tensor y) -> Tensor", "y"),

@@ -1,6 +1,6 @@
 """Documented refusals, called directly: why, the corrected schema and the exact ``opkit new`` command.
 
-Written from the README ("Type mapping", the Refused paragraph: a returned mutated input → ``-> ()``, an ``.out``
+Written from docs/new.md ("Type mapping", the Refused paragraph: a returned mutated input → ``-> ()``, an ``.out``
 overload → its functional twin ``npu_broadcast(Tensor self, int[] size) -> Tensor``, a view → a fresh Tensor,
 Dimname → int, Generator/Device/Layout/MemoryFormat dropped, a non-tensor return → a 0-dim Tensor with
 ``--output out1=size:[],dtype:int64``, no Tensor input → ``Tensor self`` first with ``--output out=size:size``) and

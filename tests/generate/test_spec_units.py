@@ -1,7 +1,7 @@
 """The op spec, called directly: defaults ``opkit new`` resolves, every refusal with its one-line message, the
 opkit.json round trip and the OpType clash warnings.
 
-Expectations are written from the README (`opkit new`: styles, names and shapes, the type mapping, the refusals
+Expectations are written from docs/new.md (`opkit new`: styles, names and shapes, the type mapping, the refusals
 and warnings) and msopgen.md (dtypes, formats, SoC variants, vendor_name), never from opkit's own tables.
 """
 
@@ -30,7 +30,7 @@ from opkit.generate.spec import (
 )
 from opkit.signature import Dialect
 
-DEFAULT_DTYPES = ("float16", "float", "bfloat16")  # README: "The default --dtypes (float16, float, bfloat16)"
+DEFAULT_DTYPES = ("float16", "float", "bfloat16")  # `opkit new --help`: --dtypes [default: float16,float,bfloat16]
 IDENT = "is not an identifier (letters, digits and '_', not starting with a digit)"
 
 
@@ -56,7 +56,7 @@ def test_a_bare_name_gets_the_documented_defaults():
 
 
 def test_inplace_defaults_follow_each_dialect():
-    # README: `opkit new my_inplace --inplace` is my_inplace(Tensor(a!) x, Tensor y) -> (); its output, if any, sizes like y
+    # docs/new.md: `opkit new my_inplace --inplace` is my_inplace(Tensor(a!) x, Tensor y) -> (); its output, if any, sizes like y
     spec = make_spec("my_inplace", inplace=True)
     assert (spec.schema, spec.style, spec.namespace, spec.out_like) == ("my_inplace(Tensor(a!) x, Tensor y) -> ()", "op-plugin", "npu", "y")
     # a trailing '_' gets custom-op and its default namespace
@@ -245,7 +245,7 @@ def test_spec_from_json_reads_every_key():
 
 
 def test_spec_from_json_refuses_a_keyword_op_name():
-    # opkit-spec.schema.json's name pattern takes 'class'; the op name rule (README: a Python or C++ keyword) does not
+    # opkit-spec.schema.json's name pattern takes 'class'; the op name rule (docs/new.md: "Names are validated (identifiers, no keywords ...)") does not
     data = {**make_spec("my_op").to_json(), "name": "class", "schema": "class(Tensor x) -> Tensor"}
     with pytest.raises(SpecError) as err:
         spec_from_json(data)

@@ -1,7 +1,7 @@
 """`opkit yaml add`'s editing, called directly: the exact bytes of the edited file for each layout, the line it
 reports, refusals with their place, fragments, and the write (mode kept, ``--check`` writes nothing).
 
-Expectations are written from the README (`opkit yaml add`: every other byte unchanged, BOM and LF/CRLF/CR kept,
+Expectations are written from docs/new.md (`opkit yaml add`: every other byte unchanged, BOM and LF/CRLF/CR kept,
 a second run changes nothing, an op whose name.overload is declared is exit 2 naming that entry's line, a
 custom entry whose exec calls the same aclnn<OpType> is a warning) and op-plugin-yaml.md (the five sections,
 the entry fields, `exec: aclnnX, ...`).

@@ -31,7 +31,7 @@ PINNED_WARNINGS = {
     "S201": 33,  # custom ops with a tensor after an attribute (msOpGen lists inputs first)
     "S202": 34,  # custom op names that do not survive msOpGen's snake_case round trip
     # custom op arguments msOpGen cannot declare: npu_dropout_gen_mask's Layout? and Device? (its Generator? is
-    # S204's); Scalar, ScalarType, str? and int? ... have a mapping since opkit new models them (README "Type mapping").
+    # S204's); Scalar, ScalarType, str? and int? ... have a mapping since opkit new models them (docs/new.md, "Type mapping").
     "S203": 2,
     "S204": 18,  # custom ops tagged nondeterministic_seeded
 }

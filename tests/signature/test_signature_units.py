@@ -2,7 +2,7 @@
 
 Each expectation is written from what PyTorch's own parsers do (``torch._C.parse_schema`` for the
 torch.library dialect, ``torchgen.model.FunctionSchema`` for op-plugin's), from msopgen.md for the attr
-and param types, and from README "Schema dialects" for opkit's deliberate refusals; never from opkit's
+and param types, and from docs/lint.md, "Schema dialects", for opkit's deliberate refusals; never from opkit's
 own tables. tests/signature/test_torch_agreement.py compares the two dialects with torch at large.
 """
 
@@ -437,7 +437,7 @@ def test_torch_library_returns(text, returns):
 
 
 # torch.library errors: (text, column, message, hint); torch._C.parse_schema refuses each of these, or
-# accepts it and opkit refuses on purpose ("unsupported by opkit", README "Schema dialects").
+# accepts it and opkit refuses on purpose ("unsupported by opkit", docs/lint.md, "Schema dialects").
 UNSUPPORTED_HINT = "torch.library accepts it, but opkit cannot generate an op for it"
 NAME_HINT = "an op name is [namespace::]identifier[.overload]"
 

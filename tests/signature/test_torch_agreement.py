@@ -1,7 +1,7 @@
 """opkit's two schema dialects against PyTorch's own parsers, on every real schema and on the odd cases.
 
 * torch.library dialect vs ``torch._C.parse_schema``: the same strings accepted and refused, except
-  the deliberate refusals whose message starts with ``UNSUPPORTED`` (README, "Schema dialects");
+  the deliberate refusals whose message starts with ``UNSUPPORTED`` (docs/lint.md, "Schema dialects");
   what opkit accepts prints back to a string torch reads as the same schema, with the same facts
   (names, keyword-only, alias sets, writes, defaults and their values, returns, mutability).
 * op-plugin dialect vs ``torchgen.model.FunctionSchema.parse``: the same verdicts, the exact round
@@ -200,7 +200,7 @@ def test_op_plugin_dialect_agrees_with_torchgen_on_real_schemas(source):
         ("f(Device d=\"cpu\") -> ()", None), ("f(Device d='cuda:0') -> ()", None), ("f(Device d='npu:1') -> ()", None), ("f(SymBool b) -> SymBool", None),
         ("f(int x=float) -> ()", None), ("f(Layout l=strided) -> ()", None), ("f(float[] x=[1]) -> ()", None), ("f(SymInt[] s=[float, 2]) -> ()", None),
         ("f(Tensor x, *) -> ()", None), ("f(*, *, int x) -> ()", None), ("f(int[2] x=1) -> ()", None), ("f(int x) -> (int x, int x)", None),
-        # torch accepts, opkit refuses on purpose (README, "Schema dialects")
+        # torch accepts, opkit refuses on purpose (docs/lint.md, "Schema dialects")
         ("f(int[][] x) -> ()", "nested list"), ("f(complex c) -> ()", "'complex'"), ("f(Any a) -> ()", "'Any'"),
         ("f(...) -> ...", "varargs"), ("f(Tensor x, ...) -> ()", "varargs"), ("f(tensor x) -> ()", "did you mean 'Tensor'"),
         ("f(Dict(str, Tensor) d) -> ()", "Dict"), ("f((int, int) t) -> ()", "tuple"), ("f(int(a!) x) -> ()", "Tensors only"),

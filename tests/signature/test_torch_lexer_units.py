@@ -2,7 +2,7 @@
 
 Each expectation is what ``torch._C.parse_schema`` (torch/csrc/jit/frontend/lexer.h and
 function_schema_parser.cpp) does with the same text, checked once against torch 2.13 when the table
-was written; opkit's deliberate refusals (README, "Schema dialects") start with ``unsupported by opkit``.
+was written; opkit's deliberate refusals (docs/lint.md, "Schema dialects") start with ``unsupported by opkit``.
 """
 
 from __future__ import annotations

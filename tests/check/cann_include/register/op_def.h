@@ -67,7 +67,7 @@ public:
     OpAttrDef &ListInt(std::vector<int64_t> value);
     OpAttrDef &ListListInt(void);
     OpAttrDef &ListListInt(std::vector<std::vector<int64_t>> value);
-    // What msOpGen writes for list_string, type and list_type attrs (see README.md).
+    // What msOpGen writes for list_string, type and list_type attrs (docs/new.md, "Type mapping").
     OpAttrDef &ListString(void);
     OpAttrDef &ListString(std::vector<const char *> value);
     OpAttrDef &Type(void);
