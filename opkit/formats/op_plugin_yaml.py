@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,8 @@ from opkit.signature import Dialect
 
 
 SECTIONS = ("official", "autograd", "custom", "symint", "quant")
+# What marks a yaml as op-plugin's even when it does not parse: a top-level section or an entry's `func:`.
+_OP_PLUGIN_KEY = re.compile(r"^(?:all_version|%s)\s*:|^\s*-?\s*func\s*:" % "|".join(SECTIONS), re.MULTILINE)
 _SCALARS = yaml.constructor.SafeConstructor()
 _STR_TAG = "tag:yaml.org,2002:str"
 
@@ -283,6 +286,9 @@ def load_op_plugin_yaml(path: str, text: str | None = None, *, explicit: bool = 
         nodes = yamlio.compose_all(text)
     except yaml.YAMLError as exc:
         line, column, problem = yamlio.error_position(exc)
+        if not explicit and not _OP_PLUGIN_KEY.search(text):
+            # found by walking a directory (a project's CI or dependency lists): nothing says it is op-plugin's
+            raise NotLinted(f"invalid YAML (line {line}: {problem}) with no op-plugin section or `func:` key") from None
         raise InputError("E002", f"invalid YAML: {problem}", line=line, column=column) from None
     except yamlio.TooLarge as exc:
         raise InputError("E003", str(exc)) from None

@@ -48,6 +48,25 @@ def test_bad_input_gets_one_located_diagnostic_and_exit_2(tmp_path, run_opkit, n
     assert fatal[0]["path"] == str(path)
 
 
+# A project's own yaml that does not parse (vllm-ascend's third-party list indents one key short).
+DEPENDENCY_LIST = "observability:\n   googletest:\n     url: x\n  makeself:\n     url: y\n"
+
+
+def test_a_walked_yaml_that_does_not_parse_and_is_not_op_plugins_is_skipped(tmp_path, run_opkit):
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "deps.yaml").write_text(DEPENDENCY_LIST)
+    (tmp_path / "op_plugin_functions.yaml").write_text(VALID_FRAGMENT)
+    exit_code, findings = _json(run_opkit, tmp_path)
+    assert exit_code == 0, findings
+    assert [(f["code"], f["path"].rsplit("/", 1)[-1]) for f in findings] == [("I001", "deps.yaml")]
+    assert "invalid YAML (line 4" in findings[0]["message"]
+    # named, or walked with an op-plugin section in it, it is still the located E002
+    assert _json(run_opkit, tmp_path / "cmake" / "deps.yaml")[0] == 2
+    (tmp_path / "cmake" / "deps.yaml").write_text("custom:\n  - func: [unclosed\n")
+    exit_code, findings = _json(run_opkit, tmp_path)
+    assert exit_code == 2 and [f["code"] for f in findings if f["severity"] == "fatal"] == ["E002"]
+
+
 def test_missing_func_is_a_rule_finding_not_a_crash(tmp_path, run_opkit):
     path = tmp_path / "nofunc.yaml"
     path.write_text("custom:\n  - op_api: all_version\n")

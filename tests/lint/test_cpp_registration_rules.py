@@ -155,3 +155,38 @@ TORCH_LIBRARY_IMPL(ns, Meta, m) { m.impl("a", &a_meta); }
     # the Meta (one parameter) is checked against the SMALL_CHIP def only, not the #else one (two):
     # no C001; the #else def has neither a Meta nor a device kernel
     assert sorted((f.code, f.path.rsplit("/", 1)[-1], f.line) for f in found) == [("C003", "binding.cpp", 5), ("M001", "binding.cpp", 5)]
+
+
+# An aclnn OpDef beside the C++ def that reaches it: the kernel passes `r1, r2` as the OpDef's `cos, sin`.
+ROTARY_DEF = """namespace ops {
+class RotaryMul : public OpDef {
+public:
+    explicit RotaryMul(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Input("cos").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Input("sin").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(RotaryMul);
+}
+"""
+
+ROTARY_BINDING = """namespace ext {
+at::Tensor rotary_mul(const at::Tensor &x, const at::Tensor &r1, const at::Tensor &r2);
+}
+TORCH_LIBRARY(ext, m) {
+    m.def("rotary_mul(Tensor x, Tensor r1, Tensor r2) -> Tensor");
+    m.impl("rotary_mul", torch::kPrivateUse1, &ext::rotary_mul);
+}
+"""
+
+
+def test_a_cpp_def_is_not_paired_with_the_opdef_its_kernel_calls(tmp_path):
+    found = findings(tmp_path, {"rotary_mul_def.cpp": ROTARY_DEF, "binding.cpp": ROTARY_BINDING}, select=("O",))
+    assert [f for f in found if f.code.startswith("O1")] == []
+    # the same schema from --schema is the OpDef's interface, and its drift is said
+    drifted = lint([str(tmp_path / "rotary_mul_def.cpp")], schemas=["rotary_mul(Tensor x, Tensor r1, Tensor r2) -> Tensor"], selection=Selection(("O",)), use_cache=False).findings
+    assert "O101" in {f.code for f in drifted}

@@ -64,7 +64,14 @@ def _pairs(project: LintProject) -> Iterator[tuple[OpDefFile, SourceOp, OpSignat
     if not project.opdef_files:
         return
     named = _exec_op_types(project)
-    sigs = [(s.signature, named.get((s.path, s.line))) for s in project.all_schema_sites() if s.is_custom and s.signature is not None]
+    # A C++ TORCH_LIBRARY def is not the OpDef's interface: its hand-written C++ kernel maps the schema's
+    # arguments onto the aclnn call (vllm-ascend's `r1, r2` become the OpDef's `cos, sin`), so it is not paired.
+    cpp_paths = {f.path for f in project.cpp_files}
+    sigs = [
+        (s.signature, named.get((s.path, s.line)))
+        for s in project.all_schema_sites()
+        if s.is_custom and s.signature is not None and s.path not in cpp_paths
+    ]
     for file in project.opdef_files:
         for op in file.ops:
             matches = sorted((sig for sig, exec_type in sigs if op.op_type in (sig.op_type, exec_type)), key=lambda s: (s.overload != "", s.is_inplace_name))
