@@ -133,10 +133,15 @@ def _duplicate_key_errors(root: YNode, keys: tuple[str, ...]) -> list[InputError
     return sorted(errors, key=lambda e: (e.line, e.column))
 
 
+# An op test case file (`case_name`/`op_name`, with shapes, value ranges and golden paths) shares input_desc/output_desc with
+# a prototype but is no input of msOpGen: found by a directory walk, it is skipped.
+_TEST_CASE_KEYS = frozenset({"case_name", "op_name"})
+
+
 def looks_like_prototype(value: object) -> bool:
     """An msOpGen prototype JSON: a list of op objects (or one), each with ``op`` or descriptor lists."""
     items = value if isinstance(value, list) else [value]
-    return bool(items) and all(isinstance(i, dict) and {"op", "input_desc", "output_desc"} & set(i) for i in items)
+    return bool(items) and all(isinstance(i, dict) and {"op", "input_desc", "output_desc"} & set(i) and not _TEST_CASE_KEYS & set(i) for i in items)
 
 
 def load_msopgen_json(path: str, text: str, *, explicit: bool = True) -> MsOpGenFile:

@@ -179,3 +179,17 @@ def test_a_crashing_rule_becomes_an_internal_error_finding(tmp_path):
     codes = {f.code: f for f in result.findings}
     assert "internal error: rule S999 raised ValueError: boom" in codes["E005"].message
     assert "S101" in codes and result.exit_code() == 2
+
+
+def test_a_walked_op_test_case_json_is_not_an_msopgen_prototype(tmp_path, run_opkit):
+    """ops-math's test cases share input_desc/output_desc with a prototype: found by a walk, they are skipped."""
+    case = [{"case_name": "small", "op_name": "Polar", "input_desc": [{"name": "x", "data_type": "float", "shape": [2]}], "output_desc": [{"name": "out", "data_type": "complex64", "shape": [2]}]}]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "polar_cases.json").write_text(json.dumps(case))
+    (tmp_path / "op_plugin_functions.yaml").write_text(VALID_FRAGMENT)
+    exit_code, findings = _json(run_opkit, tmp_path)
+    assert (exit_code, [(f["code"], f["path"].rsplit("/", 1)[-1]) for f in findings]) == (0, [("I001", "polar_cases.json")])
+    # the same objects under a prototype's own keys are still linted
+    (tmp_path / "tests" / "polar_cases.json").write_text(json.dumps([{"op": "Polar", "input_desc": [{"name": "x"}], "output_desc": [{"name": "out"}]}]))
+    exit_code, findings = _json(run_opkit, tmp_path)
+    assert exit_code == 1 and "J005" in {f["code"] for f in findings}
