@@ -283,9 +283,11 @@ def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, select
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
     caching = use_cache and cachedir.enabled()
-    # The selection as given, not the codes it enables: resolving it would import every rule module.
-    # (code_fingerprint in the key already changes with any rule's code.)
-    settings = tuple(tuple(sorted({p.strip().upper() for p in patterns if p.strip()})) for patterns in (selection.select, selection.ignore))
+    # The selection as given, not the codes it enables: resolving it would import every rule module, whose
+    # code the key's code_fingerprint covers already; rules registered from elsewhere (a test's) it does not.
+    patterns = tuple(tuple(sorted({p.strip().upper() for p in given if p.strip()})) for given in (selection.select, selection.ignore))
+    foreign = sorted(code for code, r in RULES.items() if not r.check.__module__.startswith("opkit.lint.rules.") and selection.enabled(code))
+    settings = (patterns, foreign)
     findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
     files = 0
     for group in groups:
