@@ -276,13 +276,14 @@ def _without_cycle_collection() -> Iterator[None]:
 
 def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
     from opkit import cachedir
-    from opkit.lint import result_cache
 
     problems: list[Finding] = []
     groups = discover(paths, problems)
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
     caching = use_cache and cachedir.enabled()
+    if caching:  # a run without caches never loads the hashing and writing behind them
+        from opkit.lint import result_cache
     # The selection as given, not the codes it enables: resolving it would import every rule module, whose
     # code the key's code_fingerprint covers already; rules registered from elsewhere (a test's) it does not.
     patterns = tuple(tuple(sorted({p.strip().upper() for p in given if p.strip()})) for given in (selection.select, selection.ignore))
@@ -306,11 +307,13 @@ def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, select
 
 
 def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect: Dialect, selection: Selection, *, parse_cache: bool) -> tuple[list[Finding], int]:
-    from opkit.lint import cache
-
     project = load_group(group, texts, schemas, dialect)
-    keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
-    parses = cache.ParseCache.open(keys) if parse_cache and len(keys) >= CACHE_MIN_SCHEMAS else None
+    parses = None
+    if parse_cache:
+        from opkit.lint import cache
+
+        keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
+        parses = cache.ParseCache.open(keys) if len(keys) >= CACHE_MIN_SCHEMAS else None
     findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
     findings += run_rules(project, selection)
     if parses is not None:
