@@ -1,15 +1,19 @@
 """A fast path for the op-plugin dialect: the common schemas, parsed without torchgen, with torchgen's verdict.
 
 torchgen's ``FunctionSchema.parse`` is the authority for op_plugin_functions.yaml ``func`` strings,
-and the slowest step of a cold lint (~0.15 ms a schema, plus importing torchgen). Real schemas use a
-small part of its grammar: single-letter alias annotations (``Tensor(a!)``, ``Tensor(a)``), no
-dunder, ``_functional`` or ``_out`` names, no TensorOptions group, types that are a base type with
-``?`` and one ``[N]``. For a string in that part this module applies the grammar, the exact round
-trip and every semantic check torchgen makes there (``Arguments._preparse``, ``Arguments`` and
-``FunctionSchema.__post_init__``: out arguments, mutable returns, in-place ``self``), and returns
-None on any failure or anything it is not sure of: torchgen then parses the string and keeps the
-last word (and writes every error message). A differential test compares
-both on every schema of the real op_plugin_functions.yaml, torchgen's native_functions.yaml and
+and the slowest step of a cold lint (~0.15 ms a schema, plus ~20 ms importing torchgen). Real schemas
+use a small part of its grammar: single-letter alias annotations (``Tensor(a!)``, ``Tensor(a)``),
+plain, ``_functional`` and dunder names (``__ilshift__``, in-place for the augmented assignments), the
+TensorOptions group (``dtype, layout, device, pin_memory``, functional schemas only), types that are
+a base type with ``?`` and one ``[N]``. For a string in that part this module applies the grammar,
+the exact round trip and every semantic check torchgen makes there (``BaseOperatorName.parse``,
+``Arguments._preparse``/``parse``, ``Arguments`` and ``FunctionSchema.__post_init__``: out arguments,
+mutable returns, in-place ``self``, TensorOptions only in a functional schema), and returns None on
+any failure or anything it is not sure of: torchgen then parses the string and keeps the last word
+(and writes every error message but one: ``signature._dimname_refusal`` gives torchgen 2.13's
+"unknown type 'Dimname'" for a schema this module accepts once its Dimname types are spelt
+otherwise). A differential test compares both, answers and that error, on every schema of the real
+op_plugin_functions.yaml (all 1514 answered), torchgen's native_functions.yaml and
 ``torch._C._jit_get_all_schemas()``.
 """
 
@@ -185,19 +189,23 @@ def _tensor_options_refused(sig: OpSignature, out: list[Argument], inplace: bool
         return False
     if groups > 1 or inplace or out:
         return True
-    positional = sig.positional_arguments
-    self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
-    post_self = positional[self_index + 1 :] if self_index is not None else positional
+    _, _, post_self = _split_at_self(sig.positional_arguments)
     return any(a.is_mutated for a in post_self)  # a mutable schema, not a functional one
+
+
+def _split_at_self(positional: tuple[Argument, ...]) -> tuple[int | None, tuple[Argument, ...], tuple[Argument, ...]]:
+    """(index of ``self``, the arguments before it, after it) as torchgen splits them; all are after it without one."""
+    self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
+    if self_index is None:
+        return None, (), positional
+    return self_index, positional[:self_index], positional[self_index + 1 :]
 
 
 def _torchgen_checks_hold(sig: OpSignature, inplace: bool) -> bool:
     """torchgen's Arguments and FunctionSchema ``__post_init__`` checks, for the subset parsed here."""
     positional = sig.positional_arguments
     out = [a for a in sig.kwarg_only_arguments if a.is_mutated]
-    self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
-    pre_self = positional[:self_index] if self_index is not None else ()
-    post_self = positional[self_index + 1 :] if self_index is not None else positional
+    self_index, pre_self, post_self = _split_at_self(positional)
     if any(a.is_mutated for a in pre_self):
         return False
     returns = sig.returns
