@@ -1,4 +1,4 @@
-"""The op-plugin fast path (opkit.schema_fastpath) case by case: literal expectations, fast enough for mutation testing.
+"""The op-plugin fast path (opkit.signature.fastpath) case by case: literal expectations, fast enough for mutation testing.
 
 For each schema: whether the fast path answers (it answers only for torchgen's own printing of the common
 grammar, and hands everything else to torchgen), and whether torchgen (``FunctionSchema.parse`` with its
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from opkit.schema_fastpath import BASE_TYPES, parse_simple
-from opkit.signature import Alias, ArgType, Dialect, SchemaError, _parse_op_plugin
+from opkit.signature import Alias, ArgType, Dialect, SchemaError
+from opkit.signature.fastpath import BASE_TYPES, parse_simple
+from opkit.signature.model import _parse_op_plugin
 
 # (schema, the fast path answers, torchgen accepts)
 CASES = [

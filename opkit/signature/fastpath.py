@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from opkit.signature import Alias, Argument, ArgType, Dialect, OpSignature, Return
+from opkit.signature.model import Alias, Argument, ArgType, Dialect, OpSignature, Return
 
 # torchgen.model.BaseTy, as of torch 2.13 (the differential test checks this list against it).
 BASE_TYPES = frozenset(

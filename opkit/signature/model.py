@@ -1047,7 +1047,7 @@ def _parse_uncached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
     if not isinstance(text, str) or not text.strip():
         return SchemaError("empty schema", text=str(text), column=1, dialect=dialect, hint="a schema reads name(Type arg, ...) -> Return")
     if dialect is Dialect.OP_PLUGIN:
-        from opkit.schema_fastpath import parse_simple  # common schemas without torchgen; None: ask torchgen
+        from opkit.signature.fastpath import parse_simple  # common schemas without torchgen; None: ask torchgen
 
         fast = parse_simple(text)
         if fast is not None:
