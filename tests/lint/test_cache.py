@@ -24,7 +24,7 @@ from opkit.lint import Selection, lint, result_cache
 from opkit.lint import cache as parse_cache
 from opkit.lint.engine import CACHE_MIN_SCHEMAS
 from opkit.signature import Dialect, SchemaError, parse_schema
-from opkit.signature.model import _RESULTS
+from opkit.signature.parse import _RESULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 

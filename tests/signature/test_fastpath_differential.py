@@ -18,7 +18,7 @@ import yaml
 
 from opkit.signature import SchemaError
 from opkit.signature.fastpath import BASE_TYPES, parse_simple
-from opkit.signature.model import _parse_op_plugin
+from opkit.signature.parse import _parse_op_plugin
 
 SECTIONS = ("official", "custom", "symint", "quant", "autograd")
 

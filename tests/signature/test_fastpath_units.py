@@ -13,7 +13,7 @@ import pytest
 
 from opkit.signature import Alias, ArgType, Dialect, SchemaError
 from opkit.signature.fastpath import BASE_TYPES, parse_simple
-from opkit.signature.model import _parse_op_plugin
+from opkit.signature.parse import _parse_op_plugin
 
 # (schema, the fast path answers, torchgen accepts)
 CASES = [

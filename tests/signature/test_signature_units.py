@@ -293,7 +293,7 @@ def test_omittable_arguments(text, omittable):
         sig = lib(text)
     except SchemaError:
         from opkit.signature import OpSignature
-        from opkit.signature.model import _parse_torch_library  # noqa: F401
+        from opkit.signature.parse import _parse_torch_library  # noqa: F401
 
         args = (Argument("x", ArgType("Tensor")), Argument("a", ArgType("int"), "1"), Argument("b", ArgType("int")))
         sig = OpSignature(text=text, dialect=LIB, name="f", arguments=args)
@@ -795,7 +795,7 @@ def test_op_plugin_spelling_errors_give_torchgens_spelling():
      ("_out suffix is reserved", "name the out variant with an overload: my_op.out(...)"), ("something else", None)],
 )  # fmt: skip
 def test_hints(message, hint):
-    from opkit.signature.model import _hint_for
+    from opkit.signature.parse import _hint_for
 
     assert _hint_for(message) == hint
 
@@ -803,7 +803,7 @@ def test_hints(message, hint):
 @pytest.mark.parametrize("exc, message", [(AssertionError(), "AssertionError"), (ValueError("  "), "ValueError"), (ValueError("unrecognized type Foo"), "unknown type 'Foo'"),
                                           (RuntimeError(" spaced out "), "spaced out"), (KeyError("x"), "'x'")])  # fmt: skip
 def test_torchgen_messages(exc, message):
-    from opkit.signature.model import _torchgen_message
+    from opkit.signature.parse import _torchgen_message
 
     assert _torchgen_message(exc) == message
 
