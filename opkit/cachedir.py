@@ -11,7 +11,6 @@ and the cache is off for the run (the results are the same, only slower). Entrie
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import stat
@@ -19,7 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from opkit.atomic_write import WriteFailed, replace_file
 
 ENV_DIR = "OPKIT_CACHE_DIR"
 ENV_OFF = "OPKIT_NO_CACHE"
@@ -90,6 +88,8 @@ def _warn(directory: Path, why: str) -> None:
 @functools.lru_cache(maxsize=1)
 def code_hash() -> str:
     """A hash of opkit's own code: the content of every module and bundled schema (~2 ms)."""
+    import hashlib  # here: a run without caches never hashes
+
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for directory, dirs, files in os.walk(package, followlinks=False):
@@ -131,6 +131,8 @@ def load_json(path: Path) -> Any:
 
 def store_json(path: Path, value: Any) -> bool:
     """Write ``value`` as JSON to ``path`` atomically, mode 0600; False (nothing left behind) when it cannot."""
+    from opkit.atomic_write import WriteFailed, replace_file
+
     try:
         data = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
         replace_file(path, data, new_mode=0o600)

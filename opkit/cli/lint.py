@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from opkit.lint import LintResult, Selection, Severity, baseline, diff, lint, load_rules
+from opkit.lint import LintResult, Selection, Severity, lint, load_rules
 from opkit.lint.config import ConfigError, load_config
 from opkit.lint.registry import unknown_patterns
 from opkit.lint.reporters import FORMATTERS, format_statistics
@@ -66,19 +66,8 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
     dialect = Dialect(dialect or config.dialect or Dialect.OP_PLUGIN.value)
     result = lint(paths, schemas=schemas, dialect=dialect, selection=selection, use_cache=not no_cache)
     findings = list(result.findings)
-    try:
-        if diff_rev:
-            findings = diff.touched(findings, diff.changed_lines(paths, diff_rev))
-        if write_baseline:
-            written = baseline.write(findings, baseline_path)
-            click.echo(f"opkit: recorded {written} finding(s) in {baseline_path}", err=True)
-            sys.exit(2 if result.has_fatal else 0)
-        if baseline_path:
-            findings, suppressed = baseline.filter_new(findings, baseline_path)
-            if suppressed:
-                click.echo(f"opkit: {suppressed} finding(s) recorded in {baseline_path} not shown", err=True)
-    except (diff.DiffError, baseline.BaselineError) as exc:
-        raise click.UsageError(str(exc)) from None
+    if diff_rev or baseline_path:
+        findings = _narrowed(findings, paths, diff_rev, baseline_path, write_baseline, result.has_fatal)
     colour = color if color is not None else (fmt == "text" and output.isatty())
     formatter = format_statistics if statistics else FORMATTERS[fmt]
     output.write(formatter(findings, colour=colour, files=result.files, fmt=fmt))
@@ -86,6 +75,26 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
     if exit_zero and not outcome.has_fatal:
         sys.exit(0)
     sys.exit(outcome.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
+
+
+def _narrowed(findings: list, paths, diff_rev, baseline_path, write_baseline: bool, has_fatal: bool) -> list:
+    """The findings --diff and --baseline leave (--write-baseline records them and exits)."""
+    from opkit.lint import baseline, diff  # here, not at the top: most runs use neither
+
+    try:
+        if diff_rev:
+            findings = diff.touched(findings, diff.changed_lines(paths, diff_rev))
+        if write_baseline:
+            written = baseline.write(findings, baseline_path)
+            click.echo(f"opkit: recorded {written} finding(s) in {baseline_path}", err=True)
+            sys.exit(2 if has_fatal else 0)
+        if baseline_path:
+            findings, suppressed = baseline.filter_new(findings, baseline_path)
+            if suppressed:
+                click.echo(f"opkit: {suppressed} finding(s) recorded in {baseline_path} not shown", err=True)
+    except (diff.DiffError, baseline.BaselineError) as exc:
+        raise click.UsageError(str(exc)) from None
+    return findings
 
 
 @click.command("rules")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -17,9 +17,11 @@ from opkit import yamlio
 from opkit.formats.files import InputError, NotLinted, read_text
 from opkit.formats.noqa import NoqaMap
 from opkit.formats.schema_site import SchemaSite
-from opkit.formats.source_op import AdoptError, Skipped, SourceOp
 from opkit.formats.version_specs import ACTIVE_FIELDS, ALL_VERSION, VERSION_FIELDS, VersionSpec, read_version_spec, version_key
 from opkit.signature import Dialect
+
+if TYPE_CHECKING:
+    from opkit.formats.source_op import SourceOp
 
 
 SECTIONS = ("official", "autograd", "custom", "symint", "quant")
@@ -335,6 +337,8 @@ def _load(path: str, mtime_ns: int, size: int) -> OpPluginFile:
 
 
 def _entries(path: str) -> OpPluginFile:
+    from opkit.formats.source_op import AdoptError  # adopting only: a lint never pays for it
+
     try:
         info = os.stat(path)
         return _load(os.path.abspath(path), info.st_mtime_ns, info.st_size)
@@ -363,6 +367,8 @@ def _is_current(entry: YamlEntry) -> bool:
 
 
 def read_entry(path: str, op: str | None) -> SourceOp:
+    from opkit.formats.source_op import AdoptError, Skipped, SourceOp
+
     """The ``custom:`` entry whose func is ``op`` (``npu_max`` picks the overload-less one, ``npu_max.dim`` that overload)."""
     file = _entries(path)
     if op is None:

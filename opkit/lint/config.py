@@ -18,11 +18,6 @@ from pathlib import Path
 
 from opkit.signature import Dialect
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 SEVERITIES = ("info", "warning", "error")
 KEYS = ("select", "ignore", "fail-on", "dialect")
 
@@ -58,6 +53,10 @@ def load_config(start: Path | None = None) -> LintConfig:
     """Settings from the nearest pyproject.toml with ``[tool.opkit.lint]``, or the defaults."""
     from opkit.formats.files import InputError, read_text
 
+    if sys.version_info >= (3, 11):  # imported here: most directories have no pyproject.toml
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         path = folder / "pyproject.toml"

@@ -9,11 +9,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
-from opkit.formats.kernel_launches import has_launches
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding
 from opkit.lint.project import LintProject
+from opkit.lint import rules as rule_modules
 from opkit.lint.registry import RULES, Rule, Selection, load_rules
 from opkit.signature import Dialect, OpSignature
 
@@ -106,6 +106,7 @@ def _cpp_kinds(path: str, text: str, macros, blocks) -> list[str]:
     """What a C++ file is read as: ``opdef`` (an op_host .cpp declaring an OpDef), ``cpp`` (TORCH_LIBRARY
     registrations), ``launch`` (``<<<>>>`` kernel launches), several, or none."""
     from opkit.formats import cpp_registrations as cpp_sources
+    from opkit.formats.kernel_launches import has_launches
 
     kinds = []
     if "OpDef" in text and path.lower().endswith(".cpp"):
@@ -190,7 +191,12 @@ def _finding(rule: Rule, v: Violation, *, path: str, line: int, column: int, op:
 
 
 def run_rules(project: LintProject, selection: Selection = Selection()) -> list[Finding]:
-    rules = [r for r in load_rules().values() if selection.enabled(r.code)]
+    kinds = project.kinds()
+    load_rules(kinds)
+    # Not the rules of modules these inputs do not need, even where they were imported before: what
+    # runs depends on the inputs alone, so tests in one process check the table as a fresh lint uses it.
+    skipped = set(rule_modules.RULE_MODULES).difference(rule_modules.modules_for(kinds))
+    rules = [r for r in RULES.values() if selection.enabled(r.code) and r.check.__module__.rpartition(".")[0] not in skipped]
     findings: list[Finding] = []
     by_scope: dict[str, list[Rule]] = {}
     for r in rules:
@@ -270,21 +276,26 @@ def _without_cycle_collection() -> Iterator[None]:
 
 def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, selection: Selection, use_cache: bool) -> LintResult:
     from opkit import cachedir
-    from opkit.lint import result_cache
 
     problems: list[Finding] = []
     groups = discover(paths, problems)
     if schemas and not (groups and groups[0].root == ""):
         groups.insert(0, InputGroup(""))  # --schema strings join the command line's group
     caching = use_cache and cachedir.enabled()
-    rules = sorted(code for code in load_rules() if selection.enabled(code))
+    if caching:  # a run without caches never loads the hashing and writing behind them
+        from opkit.lint import result_cache
+    # The selection as given, not the codes it enables: resolving it would import every rule module, whose
+    # code the key's code_fingerprint covers already; rules registered from elsewhere (a test's) it does not.
+    patterns = tuple(tuple(sorted({p.strip().upper() for p in given if p.strip()})) for given in (selection.select, selection.ignore))
+    foreign = sorted(code for code, r in RULES.items() if not r.check.__module__.startswith("opkit.lint.rules.") and selection.enabled(code))
+    settings = (patterns, foreign)
     findings = [f for f in problems if selection.enabled(f.code) or f.severity is Severity.FATAL]
     files = 0
     for group in groups:
         group_schemas = schemas if group.root == "" else ()
         texts = read_inputs(group)
         readable = all(isinstance(t, str) for t in texts.values())
-        key = result_cache.key(group, texts, (rules, dialect.value, tuple(group_schemas))) if caching and readable else None
+        key = result_cache.key(group, texts, (settings, dialect.value, tuple(group_schemas))) if caching and readable else None
         stored = result_cache.load(key) if key is not None else None
         if stored is None:
             stored = _lint_group(group, texts, group_schemas, dialect, selection, parse_cache=caching)
@@ -296,11 +307,13 @@ def _lint(paths: Sequence[str], schemas: Sequence[str], dialect: Dialect, select
 
 
 def _lint_group(group: InputGroup, texts: dict, schemas: Sequence[str], dialect: Dialect, selection: Selection, *, parse_cache: bool) -> tuple[list[Finding], int]:
-    from opkit.lint import cache
-
     project = load_group(group, texts, schemas, dialect)
-    keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
-    parses = cache.ParseCache.open(keys) if parse_cache and len(keys) >= CACHE_MIN_SCHEMAS else None
+    parses = None
+    if parse_cache:
+        from opkit.lint import cache
+
+        keys = list(dict.fromkeys((s.text, s.dialect) for s in project.all_schema_sites()))
+        parses = cache.ParseCache.open(keys) if len(keys) >= CACHE_MIN_SCHEMAS else None
     findings = [f for f in project.input_findings if selection.enabled(f.code) or f.severity is Severity.FATAL]
     findings += run_rules(project, selection)
     if parses is not None:

@@ -24,6 +24,12 @@ class LintProject:
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
 
+    def kinds(self) -> list[str]:
+        """The kinds of input file loaded (``yaml``, ``python``, ...): which rule modules a lint needs."""
+        present = {"yaml": self.yaml_files, "python": self.python_files, "msopgen": self.msopgen_files, "opdef": self.opdef_files,
+                   "cpp": self.cpp_files, "launch": self.launch_files}  # fmt: skip
+        return [kind for kind, files in present.items() if files]
+
     def all_schema_sites(self) -> tuple[SchemaSite, ...]:
         """Every schema of every source, built once: the engine, the parse cache and the cross-file
         rules all ask, and each site keeps its parse result (the project is complete once loaded)."""

@@ -112,11 +112,12 @@ def shared_index(build: Callable) -> Callable:
     return get
 
 
-def load_rules() -> dict[str, Rule]:
-    """Import every rule module once, so RULES is complete."""
-    from opkit.lint.rules import load_all
+def load_rules(kinds: Iterable[str] | None = None) -> dict[str, Rule]:
+    """Import the rule modules once, so RULES is complete: every module, or (``kinds``) those that inputs
+    of these kinds need. RULES may then hold more (modules loaded before): those find nothing there."""
+    from opkit.lint.rules import load
 
-    load_all()
+    load(kinds)
     return RULES
 
 
@@ -135,6 +136,9 @@ def known_codes() -> dict[str, str]:
 
 def unknown_patterns(patterns: Iterable[str]) -> list[str]:
     """The ``--select``/``--ignore`` patterns that match no code: typos, as ruff refuses them."""
+    patterns = [p for p in patterns if p.strip()]
+    if not patterns:
+        return []  # nothing to check: no need to import every rule module
     codes = known_codes()
     return [p for p in patterns if p.strip() and not any(code.startswith(p.strip().upper()) for code in codes)]
 

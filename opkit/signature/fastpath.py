@@ -1,15 +1,19 @@
 """A fast path for the op-plugin dialect: the common schemas, parsed without torchgen, with torchgen's verdict.
 
 torchgen's ``FunctionSchema.parse`` is the authority for op_plugin_functions.yaml ``func`` strings,
-and the slowest step of a cold lint (~0.15 ms a schema, plus importing torchgen). Real schemas use a
-small part of its grammar: single-letter alias annotations (``Tensor(a!)``, ``Tensor(a)``), no
-dunder, ``_functional`` or ``_out`` names, no TensorOptions group, types that are a base type with
-``?`` and one ``[N]``. For a string in that part this module applies the grammar, the exact round
-trip and every semantic check torchgen makes there (``Arguments._preparse``, ``Arguments`` and
-``FunctionSchema.__post_init__``: out arguments, mutable returns, in-place ``self``), and returns
-None on any failure or anything it is not sure of: torchgen then parses the string and keeps the
-last word (and writes every error message). A differential test compares
-both on every schema of the real op_plugin_functions.yaml, torchgen's native_functions.yaml and
+and the slowest step of a cold lint (~0.15 ms a schema, plus ~20 ms importing torchgen). Real schemas
+use a small part of its grammar: single-letter alias annotations (``Tensor(a!)``, ``Tensor(a)``),
+plain, ``_functional`` and dunder names (``__ilshift__``, in-place for the augmented assignments), the
+TensorOptions group (``dtype, layout, device, pin_memory``, functional schemas only), types that are
+a base type with ``?`` and one ``[N]``. For a string in that part this module applies the grammar,
+the exact round trip and every semantic check torchgen makes there (``BaseOperatorName.parse``,
+``Arguments._preparse``/``parse``, ``Arguments`` and ``FunctionSchema.__post_init__``: out arguments,
+mutable returns, in-place ``self``, TensorOptions only in a functional schema), and returns None on
+any failure or anything it is not sure of: torchgen then parses the string and keeps the last word
+(and writes every error message but one: ``signature.parse._dimname_refusal`` gives torchgen 2.13's
+"unknown type 'Dimname'" for a schema this module accepts once its Dimname types are spelt
+otherwise). A differential test compares both, answers and that error, on every schema of the real
+op_plugin_functions.yaml (all 1514 answered), torchgen's native_functions.yaml and
 ``torch._C._jit_get_all_schemas()``.
 """
 
@@ -27,12 +31,15 @@ BASE_TYPES = frozenset(
 
 _DECL = re.compile(r"^(?P<name>[^(]+)\((?P<args>.*)\) -> (?P<returns>.*)$")
 _NAME = re.compile(r"^(?P<base>(?!__)[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
+# A dunder method (``__ilshift__``): torchgen reads ``__i<name>__`` as in-place for the augmented assignments.
+_DUNDER = re.compile(r"^(?P<base>__(?P<method>[A-Za-z0-9]+)__)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
+_AUGMENTED = frozenset(f"i{n}" for n in "add sub mul div mod pow lshift rshift and xor or".split())
 _ANNOTATED = re.compile(r"^Tensor\((?P<set>[a-z])(?P<write>!?)\)(?P<rest>|\?|\[\])$")
 _TYPE = re.compile(r"^(?P<base>[A-Za-z]+)(?P<elem_opt>\?)?(?:\[(?P<size>[1-9][0-9]*)?\](?P<list_opt>\?)?)?$")
 _ARGUMENT = re.compile(r"^(?P<type>\S+) (?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<default>[^=]+))?$")
 _RETURN = re.compile(r"^(?P<type>\S+)(?: (?P<name>[A-Za-z_][A-Za-z0-9_]*))?$")
-# kwarg-only arguments torchgen may group as TensorOptions (with checks of their own)
-_TENSOR_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
+# The kwarg-only run torchgen groups as TensorOptions: these names in this order, each of its type or optional.
+_TENSOR_OPTIONS = (("dtype", "ScalarType"), ("layout", "Layout"), ("device", "Device"), ("pin_memory", "bool"))
 
 _types: dict[str, ArgType | None] = {}
 
@@ -94,12 +101,24 @@ def parse_simple(text: str) -> OpSignature | None:
     if decl is None:
         return None
     name = _NAME.match(decl.group("name"))
-    if name is None:
-        return None
-    base, overload = name.group("base"), name.group("overload") or ""
-    if base.endswith("_out") or "functional" in base or "functional" in overload:
-        return None
+    if name is not None:
+        base, overload = name.group("base"), name.group("overload") or ""
+        inplace = base.endswith("_")
+        # '_functional' ends a functional overload's name, which may not be in-place too
+        if base.endswith("_out") or (inplace and base[:-1].endswith("_functional")):
+            return None
+    else:
+        name = _DUNDER.match(decl.group("name"))
+        if name is None:
+            return None
+        base, overload, method = name.group("base"), name.group("overload") or "", name.group("method")
+        inplace = method in _AUGMENTED
+        if method.startswith("i") and not inplace:
+            return None  # torchgen: "unexpected dunder method starting with 'i'"
+    if "functional" in overload:
+        return None  # torchgen then requires a functional kind of schema
     arguments: list[Argument] = []
+    out: list[Argument] = []
     kwarg_only = in_out = annotated = False
     position = len(decl.group("name")) + 1
     args_text = decl.group("args")
@@ -115,13 +134,14 @@ def parse_simple(text: str) -> OpSignature | None:
             return None
         arg_name, arg_type, default, alias = parsed
         annotated = annotated or alias is not None
-        if kwarg_only and arg_name in _TENSOR_OPTIONS:
-            return None
         if kwarg_only and alias is not None and alias.is_write:
             in_out = True
         elif in_out:
             return None  # "non-mutable argument cannot follow mutable out arguments"
-        arguments.append(Argument(arg_name, arg_type, default, alias, kwarg_only, position + 1))
+        argument = Argument(arg_name, arg_type, default, alias, kwarg_only, position + 1)
+        arguments.append(argument)
+        if in_out:
+            out.append(argument)
         position += len(piece) + 2
     if kwarg_only and not any(a.kwarg_only for a in arguments):
         return None  # a trailing '*' does not print back
@@ -142,18 +162,50 @@ def parse_simple(text: str) -> OpSignature | None:
         return None  # torchgen prints one return bare and several in parentheses: no exact round trip
     # namespace None, as torchgen gives it for a name without one
     sig = OpSignature(text=text, dialect=Dialect.OP_PLUGIN, name=base, overload=overload, namespace=None, arguments=tuple(arguments), returns=tuple(returns))
-    if (annotated or base.endswith("_")) and not _torchgen_checks_hold(sig):
+    if (annotated or inplace) and not _torchgen_checks_hold(sig, inplace):
+        return None
+    if _tensor_options_refused(sig, out, inplace):
         return None
     return sig
 
 
-def _torchgen_checks_hold(sig: OpSignature) -> bool:
+def _tensor_options_refused(sig: OpSignature, out: list[Argument], inplace: bool) -> bool:
+    """torchgen's TensorOptions grouping (``Arguments.parse``): more than one group is an error, and one
+    is allowed only in a functional schema (``FunctionSchema.__post_init__``, ``kind()``)."""
+    grouped = [a for a in sig.kwarg_only_arguments if a not in out]
+    if len(grouped) < len(_TENSOR_OPTIONS):
+        return False
+    groups, i = 0, 0
+    while i < len(grouped):
+        window = grouped[i : i + len(_TENSOR_OPTIONS)]
+        if len(window) == len(_TENSOR_OPTIONS) and all(
+            a.name == n and a.type in (ArgType(t), ArgType(t, True)) for a, (n, t) in zip(window, _TENSOR_OPTIONS)
+        ):
+            groups += 1
+            i += len(_TENSOR_OPTIONS)
+        else:
+            i += 1
+    if groups == 0:
+        return False
+    if groups > 1 or inplace or out:
+        return True
+    _, _, post_self = _split_at_self(sig.positional_arguments)
+    return any(a.is_mutated for a in post_self)  # a mutable schema, not a functional one
+
+
+def _split_at_self(positional: tuple[Argument, ...]) -> tuple[int | None, tuple[Argument, ...], tuple[Argument, ...]]:
+    """(index of ``self``, the arguments before it, after it) as torchgen splits them; all are after it without one."""
+    self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
+    if self_index is None:
+        return None, (), positional
+    return self_index, positional[:self_index], positional[self_index + 1 :]
+
+
+def _torchgen_checks_hold(sig: OpSignature, inplace: bool) -> bool:
     """torchgen's Arguments and FunctionSchema ``__post_init__`` checks, for the subset parsed here."""
     positional = sig.positional_arguments
     out = [a for a in sig.kwarg_only_arguments if a.is_mutated]
-    self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
-    pre_self = positional[:self_index] if self_index is not None else ()
-    post_self = positional[self_index + 1 :] if self_index is not None else positional
+    self_index, pre_self, post_self = _split_at_self(positional)
     if any(a.is_mutated for a in pre_self):
         return False
     returns = sig.returns
@@ -173,7 +225,7 @@ def _torchgen_checks_hold(sig: OpSignature) -> bool:
                 return False
         elif len([a for a in out if not a.name.startswith("_scratch_")]) != len(returns):
             return False
-    if sig.name.endswith("_"):  # in-place: Tensor(a!) self, returned when a Tensor, else nothing returned
+    if inplace:  # in-place: Tensor(a!) self, returned when a Tensor, else nothing returned
         self_arg = positional[self_index] if self_index is not None else None
         if self_arg is None or not self_arg.is_mutated:
             return False

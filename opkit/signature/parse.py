@@ -242,6 +242,34 @@ def _op_plugin_error(text: str, exc: BaseException) -> SchemaError:
     return error
 
 
+def _dimname_refusal(text: str) -> SchemaError | None:
+    """torchgen 2.13's error for a schema that is fine but for its Dimname types, without importing torchgen
+    (real op_plugin_functions.yaml files keep ~30 such ATen overloads); None when anything else may be wrong.
+
+    The fast path accepting the text with each ``Dimname`` spelt ``Storage`` (a base type of the same
+    length) means torchgen reads the name and every other piece, and stops at the first Dimname type
+    with "unrecognized type Dimname": the error ``_op_plugin_error`` builds then, to the column (a
+    differential test compares both on every such schema)."""
+    from opkit.signature.fastpath import parse_simple
+
+    if parse_simple(text.replace("Dimname", "Storage")) is None:
+        return None
+    dialect = Dialect.OP_PLUGIN
+    try:
+        layout = _layout(text, dialect)
+    except SchemaError as e:
+        return e
+    for piece in layout.arguments:
+        split = _default_split_problem(piece.text)
+        if split is not None:
+            return SchemaError(split[0], text=text, column=piece.column, dialect=dialect, hint=split[1])
+    first = next((p for p in (*layout.arguments, *layout.returns) if re.match(r"Dimname\b", p.text)), None)
+    if first is None:
+        return None  # Dimname only in a name: not a type torchgen refuses
+    message = "unknown type 'Dimname'"
+    return SchemaError(message, text=text, column=first.column, dialect=dialect, hint=_hint_for(message))
+
+
 def _default_split_problem(piece: str) -> tuple[str, str] | None:
     """(message, hint) for an argument whose default breaks torchgen's splits, which give a confusing message: it
     splits arguments at ', ' and an argument at its one '='. A quoted default may hold other spaces (torchgen reads
@@ -553,6 +581,10 @@ def _parse_uncached(text: str, dialect: Dialect) -> OpSignature | SchemaError:
         fast = parse_simple(text)
         if fast is not None:
             return fast
+        if "Dimname" in text:
+            known = _dimname_refusal(text)
+            if known is not None:
+                return known
     try:
         return _parse_op_plugin(text) if dialect is Dialect.OP_PLUGIN else _parse_torch_library(text)
     except SchemaError as exc:

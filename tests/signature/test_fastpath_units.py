@@ -29,18 +29,18 @@ CASES = [
     ('f(Tensor x)\n -> Tensor', False, False),
     ('f(Tensor x)->Tensor', False, False),
     ('ns::f(Tensor x) -> Tensor', False, True),
-    ('__ior__(Tensor(a!) self) -> Tensor(a!)', False, True),
+    ('__ior__(Tensor(a!) self) -> Tensor(a!)', True, True),
     ('f_out(Tensor x) -> Tensor', False, False),
-    ('f_functional(Tensor x) -> Tensor', False, True),
+    ('f_functional(Tensor x) -> Tensor', True, True),
     ('f.functional(Tensor x) -> Tensor', False, True),
     ('f.out_functional(Tensor x) -> Tensor', False, True),
     ('f.Tensor_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', True, True),
     ('f(Tensor x, *, *, int k) -> Tensor', False, False),
     ('f(Tensor x, *) -> Tensor', False, False),
-    ('f(Tensor x, *, ScalarType? dtype=None) -> Tensor', False, True),
-    ('f(Tensor x, *, Layout? layout=None) -> Tensor', False, True),
-    ('f(Tensor x, *, Device? device=None) -> Tensor', False, True),
-    ('f(Tensor x, *, bool? pin_memory=None) -> Tensor', False, True),
+    ('f(Tensor x, *, ScalarType? dtype=None) -> Tensor', True, True),
+    ('f(Tensor x, *, Layout? layout=None) -> Tensor', True, True),
+    ('f(Tensor x, *, Device? device=None) -> Tensor', True, True),
+    ('f(Tensor x, *, bool? pin_memory=None) -> Tensor', True, True),
     ('f.out(Tensor x, *, Tensor(a!) out, int k) -> Tensor(a!)', False, False),
     ('f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)', True, True),
     ('f.out(Tensor x, *, Tensor(a!) out, Tensor(b!) out2) -> (Tensor(a!), Tensor(b!))', True, True),
@@ -89,6 +89,21 @@ CASES = [
     ('f(Tensor(a) x) -> Tensor(a)', True, True),
     ('f(Tensor(a!) x) -> Tensor(b!)', False, False),
     ('f.out(Tensor self, *, Tensor(a!) out) -> (Tensor(a!), Tensor(a!))', False, False),
+    # dunder methods: __i<op>__ of an augmented assignment is in-place, another __i...__ is refused
+    ('__lshift__.Scalar(Tensor self, Scalar other) -> Tensor', True, True),
+    ('__ilshift__.Scalar(Tensor self, Scalar other) -> Tensor', False, False),
+    ('__int__(Tensor self) -> Tensor', False, False),
+    ('__foo_bar__(Tensor x) -> Tensor', False, False),
+    ('f_functional_(Tensor(a!) self) -> Tensor(a!)', False, False),
+    # TensorOptions: one group of the four, in order, only in a functional schema
+    ('f(Tensor x, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', True, True),
+    ('f(SymInt n, *, ScalarType dtype, Layout layout, Device device, bool pin_memory, int k=0) -> Tensor', True, True),
+    ('f(Tensor x, *, Layout? layout=None, ScalarType? dtype=None, Device? device=None, bool? pin_memory=None) -> Tensor', True, True),
+    ('f(Tensor x, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', False, False),
+    ('f.out(Tensor x, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)', False, False),
+    ('f_(Tensor(a!) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor(a!)', False, False),
+    ('f(Tensor self, Tensor(a!) x, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> ()', False, False),
+    ('f(Tensor(a!) x, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> ()', False, False),
 ]
 
 
@@ -142,3 +157,27 @@ def test_a_repeated_argument_is_read_as_the_first_time():
     first, second = parse_simple("f(Tensor x, int k) -> Tensor"), parse_simple("g(Tensor x, int k) -> Tensor")
     assert second is not None and first is not None
     assert [(a.name, a.type) for a in second.arguments] == [("x", ArgType("Tensor")), ("k", ArgType("int"))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["f(Tensor self, Dimname dim, bool keepdim=False) -> Tensor",
+     "f.names_out(Tensor self, Dimname[1] dim, *, Tensor(a!) out) -> Tensor(a!)",
+     "f(int[] size, *, Dimname[]? names, ScalarType? dtype=None) -> Tensor",
+     "f.Dimname(Tensor self, int k) -> Dimname"],
+)  # fmt: skip
+def test_a_schema_wrong_only_in_its_dimname_types_gets_torchgens_error_without_torchgen(text):
+    from opkit.signature.parse import _dimname_refusal
+
+    refusal = _dimname_refusal(text)
+    with pytest.raises(SchemaError) as raised:
+        _parse_op_plugin(text)
+    assert (refusal.message, refusal.column, refusal.hint, refusal.canonical) == (raised.value.message, raised.value.column, raised.value.hint, raised.value.canonical)
+    assert refusal.message == "unknown type 'Dimname'"
+
+
+@pytest.mark.parametrize("text", ["f(Tensor x, Dimname d, Foo y) -> Tensor", "f_(Tensor self, Dimname d) -> Tensor", "f.Dimname(Tensor x, Tensor Dimname) -> Tensor"])
+def test_a_dimname_schema_with_another_problem_or_none_is_left_to_torchgen(text):
+    from opkit.signature.parse import _dimname_refusal
+
+    assert _dimname_refusal(text) is None

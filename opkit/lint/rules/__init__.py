@@ -8,24 +8,41 @@ J msOpGen JSON, O Ascend C OpDef (op_host C++), C C++ TORCH_LIBRARY registration
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 
-RULE_MODULES = (
-    "opkit.lint.rules.schema",
-    "opkit.lint.rules.op_plugin_yaml",
-    "opkit.lint.rules.registrations",
-    "opkit.lint.rules.msopgen",
-    "opkit.lint.rules.opdef",
-    "opkit.lint.rules.cpp",
-    "opkit.lint.rules.launch",
-)
+# Each rule module → the kinds of input file without which none of its rules can fire (None: any
+# input, as schema sites come from every kind and from --schema). A lint imports only the modules
+# its inputs need: a yaml alone never pays for the C++, JSON or Meta rules. Its project-scope rules
+# pair its own kind with others (M001 also reads C++ registrations, hence "cpp" for the M rules);
+# tests/lint/test_rule_loading.py checks every rule's examples against this table.
+RULE_MODULES: dict[str, tuple[str, ...] | None] = {
+    "opkit.lint.rules.schema": None,
+    "opkit.lint.rules.op_plugin_yaml": ("yaml",),
+    "opkit.lint.rules.registrations": ("python", "cpp"),
+    "opkit.lint.rules.msopgen": ("msopgen",),
+    "opkit.lint.rules.opdef": ("opdef",),
+    "opkit.lint.rules.cpp": ("cpp",),
+    "opkit.lint.rules.launch": ("launch",),
+}
 
-_loaded = False
+_loaded: set[str] = set()
+
+
+def modules_for(kinds: Iterable[str] | None) -> list[str]:
+    """The rule modules that inputs of ``kinds`` need (every module when ``kinds`` is None)."""
+    if kinds is None:
+        return list(RULE_MODULES)
+    present = set(kinds)
+    return [m for m, needs in RULE_MODULES.items() if needs is None or present.intersection(needs)]
+
+
+def load(kinds: Iterable[str] | None = None) -> None:
+    """Import the rule modules for inputs of ``kinds`` (all of them when None), each once."""
+    for module in modules_for(kinds):
+        if module not in _loaded:
+            importlib.import_module(module)
+            _loaded.add(module)
 
 
 def load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    for module in RULE_MODULES:
-        importlib.import_module(module)
-    _loaded = True
+    load(None)
