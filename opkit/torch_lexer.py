@@ -3,7 +3,7 @@
 torch reads a schema with TorchScript's C++ lexer: ASCII only outside string literals, blanks are
 C's ``isspace``, ``#`` starts a comment, newlines count only outside parentheses, Python keywords and a
 few more are tokens (never names), numbers are what ``strtod`` reads, strings take C escapes.
-``signature._parse_torch_library`` applies these rules before the grammar; the differential tests in
+``signature.parse._parse_torch_library`` applies these rules before the grammar; the differential tests in
 tests/signature compare the result with torch itself. Pure string functions: no torch import.
 """
 

@@ -20,9 +20,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opkit"
 ABOVE_FORMATS = ("opkit.lint", "opkit.adopt", "opkit.generate", "opkit.verify", "opkit.cli", "opkit.check")
 LAYERS = ("opkit.formats", *ABOVE_FORMATS)
 
-# The one circle left: the signature model calls the op-plugin fast path, which builds the model's
-# objects. Breaking it means splitting signature.py's model from its parsers (see docs/readers.md).
-KNOWN_CIRCLES = [frozenset({"opkit.signature", "opkit.schema_fastpath"})]
+# None left: the last (the signature model ↔ the op-plugin fast path) went when opkit.signature became a
+# package whose model sits under both its parsers (docs/layers.md). A new circle fails test_no_import_circles.
+KNOWN_CIRCLES: list[frozenset[str]] = []
 
 
 def module_files(package: Path) -> dict[str, Path]:
@@ -169,6 +169,17 @@ def test_check_imports_no_verify(graph):
 def test_no_reader_lives_outside_the_readers_layer(graph):
     assert not [m for m in graph if m.startswith(("opkit.lint.sources", "opkit.adopt.model", "opkit.adopt.opdef_cpp", "opkit.adopt.msopgen_json"))]
 
+
+def test_the_signature_model_sits_under_its_parsers(graph):
+    """``opkit.signature``'s modules: the model imports no parser, the fast path only the model, and none
+    imports the package itself (its ``__init__`` imports the parser: docs/layers.md, "Inside opkit.signature")."""
+    inside = {m: t for m, t in graph.items() if m.startswith("opkit.signature.")}
+    assert set(inside) == {"opkit.signature.model", "opkit.signature.fastpath", "opkit.signature.parse"}
+    assert graph["opkit.signature.model"] == {"opkit.naming", "opkit.torch_lexer"}
+    assert graph["opkit.signature.fastpath"] == {"opkit.signature.model"}
+    assert {"opkit.signature.model", "opkit.signature.fastpath"} <= graph["opkit.signature.parse"]
+    assert graph["opkit.signature"] == {"opkit.signature.model", "opkit.signature.parse"}
+    assert [m for m, targets in inside.items() if "opkit.signature" in targets] == []
 
 def test_no_import_circles(graph):
     found = circles(graph)

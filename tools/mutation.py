@@ -55,10 +55,10 @@ SUITES = {
                         "tests/generate/test_yaml_add.py"],
     "opkit/naming.py": ["tests/signature/test_naming.py", "tests/signature/test_signature.py"],
     "opkit/msopgen.py": ["tests/generate/test_msopgen_units.py", "tests/generate/test_artifacts_literal.py"],
-    "opkit/signature.py": ["tests/signature/test_signature.py", "tests/signature/test_naming.py", "tests/signature/test_torch_agreement.py::test_odd_cases",
+    "opkit/signature/fastpath.py": ["tests/signature/test_fastpath_units.py", "tests/signature/test_signature_units.py"],
+    "opkit/signature/": ["tests/signature/test_signature.py", "tests/signature/test_naming.py", "tests/signature/test_torch_agreement.py::test_odd_cases",
                            "tests/signature/test_torch_agreement.py::test_op_plugin_dialect_refuses_names_its_codegen_cannot_write",
                            "tests/signature/test_signature_units.py", "tests/generate/test_artifacts_literal.py"],
-    "opkit/schema_fastpath.py": ["tests/signature/test_fastpath_units.py", "tests/signature/test_signature_units.py"],
     "opkit/torch_lexer.py": ["tests/signature/test_torch_lexer_units.py", "tests/signature/test_signature_units.py",
                              "tests/signature/test_torch_agreement.py::test_odd_cases"],
     "opkit/generate/spec.py": ["tests/generate/test_spec_units.py"],
@@ -150,12 +150,12 @@ EQUIVALENT: dict[str, str] = {
        " what it extracted, and its owner removes it without error" for n in (35, 37, 38)},
     **{f"opkit.torch_npu_wheel.x__download__mutmut_{n}": "another prefix of pip's temporary download folder: only the wheel inside is read"
        " (a glob of torch_npu-*.whl), never the folder's name" for n in (1, 2, 3)},
-    "opkit.schema_fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
-    "opkit.schema_fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
-    "opkit.schema_fastpath.x_parse_simple__mutmut_60":
+    "opkit.signature.fastpath.x__type__mutmut_2": "_types.get(None, False): the memo never answers, each type is read again, the same",
+    "opkit.signature.fastpath.x__argument__mutmut_2": "_arguments.get(None, False): as above, for argument pieces",
+    "opkit.signature.fastpath.x_parse_simple__mutmut_60":
         "annotated also for an argument without alias: torchgen's checks then run for schemas without aliases too, where each"
         " holds (no mutated argument, no mutable return; a trailing '_' runs them anyway): the same answer",
-    "opkit.schema_fastpath.x_parse_simple__mutmut_120": "as above, for a return without alias",
+    "opkit.signature.fastpath.x_parse_simple__mutmut_120": "as above, for a return without alias",
     "opkit.torch_lexer.x_blank_out__mutmut_20": "string_end(...) <= 0: it returns -1 or an index past a string of two or more characters, never 0",
     "opkit.torch_lexer.x_blank_out__mutmut_21": "string_end(...) < 1: as above, never 0",
     "opkit.torch_lexer.x_blank_out__mutmut_50": "find('\\n', i) <= 0 for < 0: from the '#' at i it returns -1 or an index past i",
@@ -188,10 +188,10 @@ EQUIVALENT: dict[str, str] = {
                                                              " define a TorchScript-only overload for a custom op",
     "opkit.verify.stages.registration.x_check_registration__mutmut_4": "rpartition('::'): a qualified op name has exactly one '::'",
     "opkit.verify.stages.registration.x_graphs_meta_hint__mutmut_4": "split('::')[+1]: a qualified op name has exactly one '::', so [1] is [-1]",
-    "opkit.signature.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",
-    "opkit.signature.x__parse_op_plugin__mutmut_129": "rsplit('::')[-1] for rsplit('::', 1)[-1]: the last part is the same",
-    "opkit.signature.x__parse_op_plugin__mutmut_133": "rsplit('::', 2)[-1] for rsplit('::', 1)[-1]: the last part is the same",
-    "opkit.signature.x_parse_default__mutmut_30": "text[:1] not in 'XX[XX': 'X' is a letter, which the next test sends to the same refusal",
+    "opkit.signature.model.x__type_str__mutmut_10": "rindex(']') for index(']'): a type prints at most one ']' (nested lists are refused)",
+    "opkit.signature.parse.x__parse_op_plugin__mutmut_129": "rsplit('::')[-1] for rsplit('::', 1)[-1]: the last part is the same",
+    "opkit.signature.parse.x__parse_op_plugin__mutmut_133": "rsplit('::', 2)[-1] for rsplit('::', 1)[-1]: the last part is the same",
+    "opkit.signature.model.x_parse_default__mutmut_30": "text[:1] not in 'XX[XX': 'X' is a letter, which the next test sends to the same refusal",
     "opkit.lint.rules.registrations.common.x_written_parameters__mutmut_18":
         "targets = [...] for targets += [...] in the Assign branch: each node starts with targets = [], and only the Call branch adds before",
     "opkit.lint.rules.registrations.custom_op_rejected.x_custom_op_rejected__mutmut_2":
@@ -202,7 +202,7 @@ EQUIVALENT: dict[str, str] = {
     **{f"opkit.lint.rules.registrations.custom_op_schema_mismatch.x_custom_op_schema_mismatch__mutmut_{n}":
        "the probe Registration's style, function, line or column: Index.declaring reads only its namespace and op (name, overload)"
        for n in (14, 15, 16, 17, 24, 25)},
-    "opkit.signature.x__parse_op_plugin__mutmut_10": "the search for an argument's printing starts at the name's last character instead of after '(':"
+    "opkit.signature.parse.x__parse_op_plugin__mutmut_10": "the search for an argument's printing starts at the name's last character instead of after '(':"
                                                      " a printing ('Type name') never starts with one character and then '('",
     "opkit.lint.rules.op_plugin_yaml.common.x__signature__mutmut_5": "parse_schema(func, ): the default dialect is OP_PLUGIN, the one passed",
     "opkit.lint.rules.op_plugin_yaml.aclnn_name_convention.x__squash__mutmut_1": "upper() for lower(): squashed names are only compared with squashed names, so either case folding gives the same answer",
@@ -216,15 +216,15 @@ EQUIVALENT: dict[str, str] = {
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_29": "column=None: the engine places a yaml-scope violation without a column at column 1, the one given",
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_32": "line omitted: as line=None",
     "opkit.lint.rules.op_plugin_yaml.missing_section.x_missing_section__mutmut_33": "column omitted: as column=None",
-    "opkit.signature.x__unquoted__mutmut_4": "range(end) for range(start, end): resume starts at start, so the indices before it are"
+    "opkit.signature.parse.x__unquoted__mutmut_4": "range(end) for range(start, end): resume starts at start, so the indices before it are"
                                               " skipped (continue) either way; only slower",
-    "opkit.signature.x__matching_paren__mutmut_22": "return -2 for 'not found': both callers (_layout) test < 0 or compare with an index >= 0",
-    "opkit.signature.x__layout__mutmut_35": "close_at <= 0: the ')' found closes the '(' at open_at >= 0, so close_at >= 1 whenever it is found",
-    "opkit.signature.x__layout__mutmut_36": "close_at < 1: as above",
-    "opkit.signature.x__unsupported_type__mutmut_14": "name 'XXXX' for a type that starts with no letter: like '' it is in none of the name sets and"
+    "opkit.signature.parse.x__matching_paren__mutmut_22": "return -2 for 'not found': both callers (_layout) test < 0 or compare with an index >= 0",
+    "opkit.signature.parse.x__layout__mutmut_35": "close_at <= 0: the ')' found closes the '(' at open_at >= 0, so close_at >= 1 whenever it is found",
+    "opkit.signature.parse.x__layout__mutmut_36": "close_at < 1: as above",
+    "opkit.signature.parse.x__unsupported_type__mutmut_14": "name 'XXXX' for a type that starts with no letter: like '' it is in none of the name sets and"
                                                       " does not start lowercase, and the branches that print name are not taken",
-    "opkit.signature.x_check_schema__mutmut_1": "seen_default = None: only read as `elif seen_default and ...`, where None is False",
-    "opkit.signature.x__parse_uncached__mutmut_22": "fast = None: every op-plugin schema goes to torchgen, whose OpSignature equals the fast path's"
+    "opkit.signature.parse.x_check_schema__mutmut_1": "seen_default = None: only read as `elif seen_default and ...`, where None is False",
+    "opkit.signature.parse.x__parse_uncached__mutmut_22": "fast = None: every op-plugin schema goes to torchgen, whose OpSignature equals the fast path's"
                                                     " (==, columns, printing) wherever the fast path answers"
                                                     " (tests/signature/test_fastpath_differential.py, on every real schema); only slower",
 }
@@ -269,7 +269,7 @@ import sys
 
 import pytest
 
-MEMOS = {"opkit.signature": ("_RESULTS",), "opkit.schema_fastpath": ("_types", "_arguments")}
+MEMOS = {"opkit.signature.model": (), "opkit.signature.parse": ("_RESULTS",), "opkit.signature.fastpath": ("_types", "_arguments")}
 HUNG_CPU_S = 10
 
 

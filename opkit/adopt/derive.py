@@ -18,7 +18,7 @@ from opkit.formats.source_op import AdoptError, Skipped, SourceOp, SourceTensor
 from opkit.generate.spec import OpSpec, SpecError, format_dtypes, make_spec
 from opkit.signature import Alias, ArgType, Argument, Dialect, DType, OpSignature, Return, SchemaError, parse_schema
 
-# msOpGen attr type → the schema type that maps back onto it (opkit.signature._ATTR_TYPES, reversed).
+# msOpGen attr type → the schema type that maps back onto it (opkit.signature.model._ATTR_TYPES, reversed).
 _SCHEMA_TYPES = {
     "int": ArgType("int"), "float": ArgType("float"), "bool": ArgType("bool"), "string": ArgType("str"),
     "type": ArgType("ScalarType"), "list_int": ArgType("int", is_list=True), "list_float": ArgType("float", is_list=True),

@@ -23,7 +23,8 @@ from opkit import cachedir
 from opkit.lint import Selection, lint, result_cache
 from opkit.lint import cache as parse_cache
 from opkit.lint.engine import CACHE_MIN_SCHEMAS
-from opkit.signature import _RESULTS, Dialect, SchemaError, parse_schema
+from opkit.signature import Dialect, SchemaError, parse_schema
+from opkit.signature.parse import _RESULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 

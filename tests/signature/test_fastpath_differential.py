@@ -1,6 +1,6 @@
 """The op-plugin fast path agrees with torchgen exactly, on every real schema there is.
 
-Whenever ``schema_fastpath.parse_simple`` answers, torchgen must accept the same string and give the
+Whenever ``fastpath.parse_simple`` answers, torchgen must accept the same string and give the
 same signature (names, types, defaults, alias annotations, argument columns), and the string must
 print back exactly; where it does not answer, torchgen decides. Run over the real
 op_plugin_functions.yaml, torchgen's packaged native_functions.yaml and every schema the installed
@@ -16,8 +16,9 @@ import pytest
 import torchgen
 import yaml
 
-from opkit.schema_fastpath import BASE_TYPES, parse_simple
-from opkit.signature import SchemaError, _dimname_refusal, _parse_op_plugin
+from opkit.signature import SchemaError
+from opkit.signature.fastpath import BASE_TYPES, parse_simple
+from opkit.signature.parse import _dimname_refusal, _parse_op_plugin
 
 SECTIONS = ("official", "custom", "symint", "quant", "autograd")
 

@@ -1,4 +1,4 @@
-"""The op-plugin fast path (opkit.schema_fastpath) case by case: literal expectations, fast enough for mutation testing.
+"""The op-plugin fast path (opkit.signature.fastpath) case by case: literal expectations, fast enough for mutation testing.
 
 For each schema: whether the fast path answers (it answers only for torchgen's own printing of the common
 grammar, and hands everything else to torchgen), and whether torchgen (``FunctionSchema.parse`` with its
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from opkit.schema_fastpath import BASE_TYPES, parse_simple
-from opkit.signature import Alias, ArgType, Dialect, SchemaError, _parse_op_plugin
+from opkit.signature import Alias, ArgType, Dialect, SchemaError
+from opkit.signature.fastpath import BASE_TYPES, parse_simple
+from opkit.signature.parse import _parse_op_plugin
 
 # (schema, the fast path answers, torchgen accepts)
 CASES = [
@@ -166,7 +167,7 @@ def test_a_repeated_argument_is_read_as_the_first_time():
      "f.Dimname(Tensor self, int k) -> Dimname"],
 )  # fmt: skip
 def test_a_schema_wrong_only_in_its_dimname_types_gets_torchgens_error_without_torchgen(text):
-    from opkit.signature import _dimname_refusal
+    from opkit.signature.parse import _dimname_refusal
 
     refusal = _dimname_refusal(text)
     with pytest.raises(SchemaError) as raised:
@@ -177,6 +178,6 @@ def test_a_schema_wrong_only_in_its_dimname_types_gets_torchgens_error_without_t
 
 @pytest.mark.parametrize("text", ["f(Tensor x, Dimname d, Foo y) -> Tensor", "f_(Tensor self, Dimname d) -> Tensor", "f.Dimname(Tensor x, Tensor Dimname) -> Tensor"])
 def test_a_dimname_schema_with_another_problem_or_none_is_left_to_torchgen(text):
-    from opkit.signature import _dimname_refusal
+    from opkit.signature.parse import _dimname_refusal
 
     assert _dimname_refusal(text) is None

@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from opkit.signature import _SCALAR_TYPE_CODES, Dialect, DType, parse_schema  # noqa: E402
+from opkit.signature import Dialect, DType, parse_schema  # noqa: E402
+from opkit.signature.model import _SCALAR_TYPE_CODES  # noqa: E402
 from opkit.verify.project import sample_arguments  # noqa: E402
 
 

@@ -292,7 +292,8 @@ def test_omittable_arguments(text, omittable):
     try:
         sig = lib(text)
     except SchemaError:
-        from opkit.signature import OpSignature, _parse_torch_library  # noqa: F401
+        from opkit.signature import OpSignature
+        from opkit.signature.parse import _parse_torch_library  # noqa: F401
 
         args = (Argument("x", ArgType("Tensor")), Argument("a", ArgType("int"), "1"), Argument("b", ArgType("int")))
         sig = OpSignature(text=text, dialect=LIB, name="f", arguments=args)
@@ -794,7 +795,7 @@ def test_op_plugin_spelling_errors_give_torchgens_spelling():
      ("_out suffix is reserved", "name the out variant with an overload: my_op.out(...)"), ("something else", None)],
 )  # fmt: skip
 def test_hints(message, hint):
-    from opkit.signature import _hint_for
+    from opkit.signature.parse import _hint_for
 
     assert _hint_for(message) == hint
 
@@ -802,7 +803,7 @@ def test_hints(message, hint):
 @pytest.mark.parametrize("exc, message", [(AssertionError(), "AssertionError"), (ValueError("  "), "ValueError"), (ValueError("unrecognized type Foo"), "unknown type 'Foo'"),
                                           (RuntimeError(" spaced out "), "spaced out"), (KeyError("x"), "'x'")])  # fmt: skip
 def test_torchgen_messages(exc, message):
-    from opkit.signature import _torchgen_message
+    from opkit.signature.parse import _torchgen_message
 
     assert _torchgen_message(exc) == message
 
@@ -863,7 +864,7 @@ def test_op_plugin_errors_point_at_the_first_difference_from_torchgens_spelling(
      ("f(Tensor x, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)", [None, None, Alias(("a",), True)], [Alias(("a",), True)])],
 )  # fmt: skip
 def test_torchgen_alias_annotations(text, argument_aliases, return_aliases):
-    from opkit.signature import _parse_op_plugin
+    from opkit.signature.parse import _parse_op_plugin
 
     sig = _parse_op_plugin(text)  # torchgen's reading (the fast path answers some of these as well)
     assert [a.alias for a in sig.arguments] == argument_aliases

@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 from torchgen import model as tg
 
-from opkit.signature import _SCALAR_TYPE_CODES, UNSUPPORTED, Dialect, DType, SchemaError, parse_schema
+from opkit.signature import UNSUPPORTED, Dialect, DType, SchemaError, parse_schema
+from opkit.signature.model import _SCALAR_TYPE_CODES
 
 torch = pytest.importorskip("torch")
 

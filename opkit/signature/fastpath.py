@@ -10,7 +10,7 @@ the exact round trip and every semantic check torchgen makes there (``BaseOperat
 ``Arguments._preparse``/``parse``, ``Arguments`` and ``FunctionSchema.__post_init__``: out arguments,
 mutable returns, in-place ``self``, TensorOptions only in a functional schema), and returns None on
 any failure or anything it is not sure of: torchgen then parses the string and keeps the last word
-(and writes every error message but one: ``signature._dimname_refusal`` gives torchgen 2.13's
+(and writes every error message but one: ``signature.parse._dimname_refusal`` gives torchgen 2.13's
 "unknown type 'Dimname'" for a schema this module accepts once its Dimname types are spelt
 otherwise). A differential test compares both, answers and that error, on every schema of the real
 op_plugin_functions.yaml (all 1514 answered), torchgen's native_functions.yaml and
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from opkit.signature import Alias, Argument, ArgType, Dialect, OpSignature, Return
+from opkit.signature.model import Alias, Argument, ArgType, Dialect, OpSignature, Return
 
 # torchgen.model.BaseTy, as of torch 2.13 (the differential test checks this list against it).
 BASE_TYPES = frozenset(
