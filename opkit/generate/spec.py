@@ -565,8 +565,20 @@ def _check_lint_clean(spec: OpSpec) -> None:
 
 
 def is_project_source(path: str | os.PathLike) -> bool:
-    """``opkit new --from`` a project: its directory or its opkit.json (adopted as the project's own spec)."""
-    return os.path.isdir(path) or os.path.basename(os.fspath(path)) == SPEC_FILE
+    """``opkit new --from`` a project: its directory, its opkit.json, or that spec kept under another name (a
+    JSON object recording ``opkit_version``; an msOpGen prototype is a list of op objects)."""
+    if os.path.isdir(path) or os.path.basename(os.fspath(path)) == SPEC_FILE:
+        return True
+    if not os.fspath(path).endswith(".json"):
+        return False
+    from opkit import jsonio
+    from opkit.formats.files import InputError, read_text
+
+    try:
+        data, _ = jsonio.loads(read_text(os.fspath(path)))
+    except (InputError, OSError, jsonio.JsonError, RecursionError):
+        return False  # the msOpGen reader says what is wrong with it
+    return isinstance(data, dict) and "opkit_version" in data
 
 
 def load_spec(project: str | os.PathLike) -> OpSpec:

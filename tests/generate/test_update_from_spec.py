@@ -92,9 +92,11 @@ def test_a_recorded_value_that_no_longer_fits_is_named_with_where_it_came_from(t
     assert output == f"opkit new: --out-like 'y' is not an argument of the schema; use one of: x (the options not given on the command line are {target}/opkit.json's)\n"
 
 
-@pytest.mark.parametrize("source", ["dir", "opkit.json"])
+@pytest.mark.parametrize("source", ["dir", "opkit.json", "a copy of opkit.json"])
 def test_from_a_project_adopts_its_own_spec(custom_op, tmp_path, run_opkit, source):
-    where = custom_op if source == "dir" else custom_op / "opkit.json"
+    where = {"dir": custom_op, "opkit.json": custom_op / "opkit.json", "a copy of opkit.json": tmp_path / "my_op.spec.json"}[source]
+    if source == "a copy of opkit.json":
+        where.write_bytes((custom_op / "opkit.json").read_bytes())
     copy = tmp_path / "copy"
     code, output = run_opkit("new", "--from", str(where), "-o", str(copy), *BUILTIN)
     assert code == 0, output
