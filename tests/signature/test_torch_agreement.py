@@ -166,7 +166,10 @@ def test_torch_library_dialect_agrees_with_parse_schema_on_real_schemas(source):
     assert wrong == []
     refused = [t for t in texts if _opkit(t, Dialect.TORCH_LIBRARY)[0] is None]
     assert all(_torch(t) is not None for t in refused)  # every refusal is a documented unsupported one
-    assert len(refused) <= (UNSUPPORTED_JIT_SCHEMAS if source == "jit" else 0)
+    assert all(str(_opkit(t, Dialect.TORCH_LIBRARY)[1]).startswith("unsupported by opkit") for t in refused)
+    # A CUDA build of torch (what a plain `pip install torch` gives on Linux) adds TorchScript's cuda::
+    # builtins (int64_t, the custom class cuda.Stream), refused the same way; the count is the CPU build's.
+    assert len([t for t in refused if not t.startswith("cuda::")]) <= (UNSUPPORTED_JIT_SCHEMAS if source == "jit" else 0)
 
 
 @pytest.mark.parametrize("source", ["jit", "native"])
