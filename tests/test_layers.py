@@ -17,7 +17,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "opkit"
 
 # Layers the readers sit under: nothing in opkit.formats may import them.
-ABOVE_FORMATS = ("opkit.lint", "opkit.adopt", "opkit.generate", "opkit.verify", "opkit.cli", "opkit.check")
+ABOVE_FORMATS = ("opkit.effects", "opkit.lint", "opkit.adopt", "opkit.generate", "opkit.verify", "opkit.cli", "opkit.check")
+# Layers above the kernel-effects model (opkit.effects): it reads the readers' records and no consumer's.
+ABOVE_EFFECTS = ABOVE_FORMATS[1:]
 LAYERS = ("opkit.formats", *ABOVE_FORMATS)
 
 # None left: the last (the signature model ↔ the op-plugin fast path) went when opkit.signature became a
@@ -157,6 +159,13 @@ def test_the_shared_top_level_modules_import_no_layer(graph):
     shared = [m for m in graph if m.count(".") == 1 and m not in LAYERS and m != "opkit.__main__"]
     assert {"opkit.signature", "opkit.torch_npu_wheel", "opkit.installed", "opkit.cachedir"} <= set(shared)
     assert _layer_imports(graph, shared, LAYERS) == {}
+
+
+def test_the_effects_model_imports_no_consumer(graph):
+    """``opkit.effects`` sits between the readers and their consumers: lint, verify and new read it, it reads none of them."""
+    effects = [m for m in graph if m == "opkit.effects" or m.startswith("opkit.effects.")]
+    assert "opkit.effects.model" in effects
+    assert _layer_imports(graph, effects, ABOVE_EFFECTS) == {}
 
 
 def test_check_imports_no_verify(graph):
