@@ -11,7 +11,6 @@ UNKNOWN, never NO.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Iterator
 
 from opkit.effects.model import Allocation, ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
@@ -41,16 +40,16 @@ def produce(inputs) -> Iterator[OpEffects]:
     files = getattr(inputs, "python_files", ())
     if not files:
         return iter(())
-    read = [kernels for f in files if (kernels := _kernels(f.path, f.text)) is not None and kernels.kernels]
+    texts = {f.path: f.text for f in files}
+    read = [kernels for f in files if (kernels := _kernels(f.path, f.text, texts.get)) is not None and kernels.kernels]
     if not read:
         return iter(())
     return python_effects(read, schema_index(_schema_sites(inputs)))
 
 
-@functools.lru_cache(maxsize=256)
-def _kernels(path: str, text: str) -> PythonKernelFile | None:
+def _kernels(path: str, text: str, modules) -> PythonKernelFile | None:
     try:
-        return read_python_kernels(path, text)
+        return read_python_kernels(path, text, modules)
     except InputError:  # the registration reader reports the syntax error (E002)
         return None
 

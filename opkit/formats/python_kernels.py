@@ -24,6 +24,7 @@ turns these facts into the kernel-effects model.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from opkit.formats.python_registrations import (
     CUSTOM_OP,
     IMPL,
     META_KEY,
+    ModuleReader,
     NotInferable,
     _arg,
     _assigned_libraries,
@@ -41,6 +43,7 @@ from opkit.formats.python_registrations import (
     _split_qualname,
     _str_arg,
     infer_schema,
+    module_libraries,
     walk,
 )
 
@@ -91,6 +94,9 @@ _COLLECTIVE_OUTPUTS = {
     "all_to_all_single": (0,), "recv": (0,), "irecv": (0,), "scatter": (0,), "reduce": (0,), "gather": (1,),
     "broadcast_object_list": (0,), "all_gather_object": (0,),
 }  # fmt: skip
+# torch.distributed calls that write no tensor they are given.
+_COLLECTIVE_READS = frozenset({"send", "isend", "barrier", "monitored_barrier", "get_rank", "get_world_size", "new_group",
+                               "_find_or_create_pg_by_ranks_and_tag", "get_process_group_ranks", "is_initialized"})
 _DISTRIBUTED = ("torch.distributed.", "torch.distributed.distributed_c10d.")
 
 
@@ -506,6 +512,8 @@ class _Body:
         if any(qualified.startswith(prefix) for prefix in _DISTRIBUTED):
             name = qualified.rsplit(".", 1)[-1]
             self.side_effects.append(Fact(call.lineno, call.col_offset + 1, f"{text}: a collective"))
+            if name in _COLLECTIVE_READS:
+                return
             if name in _COLLECTIVE_OUTPUTS:
                 for position in _COLLECTIVE_OUTPUTS[name]:
                     target = _arg(call, position, "tensor" if position == 0 else "gather_list")
@@ -725,11 +733,19 @@ def _to_cpu(call: ast.Call) -> bool:
 
 
 class _FileReader:
-    def __init__(self, path: str, tree: ast.Module):
+    def __init__(self, path: str, tree: ast.Module, modules: ModuleReader | None = None):
         self.path = path
         self.nodes = walk(tree)
         self.names = _Names([node for node, _ in self.nodes["imports"]])
         self.libraries = _assigned_libraries(self.nodes["assigns"], self.names)
+        if modules is not None:  # ``from ._lib import lib``: a Library another module of the package makes
+            for node, _ in self.nodes["imports"]:
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    text = _sibling(path, node, modules)
+                    found = module_libraries(text) if text is not None else {}
+                    for alias in node.names:
+                        if alias.name in found:
+                            self.libraries.setdefault(alias.asname or alias.name, found[alias.name])
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for node, _ in self.nodes["scopes"]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -888,6 +904,19 @@ class _FileReader:
             return None
 
 
+def _sibling(path: str, node: ast.ImportFrom, modules: ModuleReader) -> str | None:
+    """The text of the module a relative ``from .x import y`` names, read through ``modules``."""
+    base = os.path.dirname(path)
+    for _ in range(node.level - 1):
+        base = os.path.dirname(base)
+    parts = node.module.split(".") if node.module else []
+    for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+        text = modules(candidate)
+        if text is not None:
+            return text
+    return None
+
+
 def _device_keys(node: ast.expr | None) -> list[str]:
     values = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node] if node is not None else []
     return [_DEVICE_KEYS.get(v.value, v.value) for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
@@ -897,8 +926,9 @@ def _device_keys(node: ast.expr | None) -> list[str]:
 _MARKERS = ("custom_op", ".impl", "impl(", "register_kernel", DIRECT_REGISTER)
 
 
-def read_python_kernels(path: str, text: str) -> PythonKernelFile:
-    """The Python kernels ``text`` registers, each with what its body shows; InputError E002 on a syntax error."""
+def read_python_kernels(path: str, text: str, modules: ModuleReader | None = None) -> PythonKernelFile:
+    """The Python kernels ``text`` registers, each with what its body shows; InputError E002 on a syntax error.
+    ``modules`` reads the package's other modules, for a Library imported from one."""
     if not any(marker in text for marker in _MARKERS):
         return PythonKernelFile(path)
     try:
@@ -907,7 +937,7 @@ def read_python_kernels(path: str, text: str) -> PythonKernelFile:
         raise InputError("E002", f"invalid Python: {exc.msg}", line=exc.lineno or 1, column=exc.offset or 1) from None
     except ValueError as exc:
         raise InputError("E002", f"invalid Python: {exc}") from None
-    return _FileReader(path, tree).load()
+    return _FileReader(path, tree, modules).load()
 
 
 def kernels_of(files: list[PythonKernelFile]) -> Iterator[PythonKernel]:

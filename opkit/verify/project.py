@@ -293,12 +293,14 @@ def _derived_kernel(op):
     import torch
     from torch.utils._pytree import tree_map_only
 
+    from opkit.verify.npugraph_ex.capture import unwatched
+
     def kernel(*args, **kwargs):
         meta_args, meta_kwargs = tree_map_only(torch.Tensor, lambda t: t.to("meta"), (args, kwargs))
         out = op(*meta_args, **meta_kwargs)
         return tree_map_only(torch.Tensor, lambda m: torch.empty_strided(m.shape, m.stride(), dtype=m.dtype).zero_(), out)
 
-    return kernel
+    return unwatched(kernel)
 
 
 @contextlib.contextmanager
@@ -366,6 +368,8 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
             lib = torch.library.Library(project.namespace, "FRAGMENT")
             regs.libraries.append(lib)
             if project.reference_file is not None:
+                from opkit.verify.npugraph_ex.capture import unwatched
+
                 reference = getattr(_import_file(project.reference_file, regs), project.name, None)
                 if reference is None:
                     raise _LoadFailure(
@@ -378,7 +382,7 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
                         ),
                         notes,
                     )
-                torch.library.register_kernel(project.overload_qualname, "cpu", reference, lib=lib)
+                torch.library.register_kernel(project.overload_qualname, "cpu", unwatched(reference), lib=lib)  # a reference, not the kernel: its syncs are not the op's
                 notes.append(f"CPU kernel: {REFERENCE_FILE}:{project.name}")
             else:
                 torch.library.register_kernel(project.overload_qualname, "cpu", _derived_kernel(project.overload(packet)), lib=lib)

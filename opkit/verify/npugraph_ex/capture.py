@@ -23,6 +23,7 @@ state: replays repeat or drift from eager).
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +155,7 @@ class NPUGraph:
         # as_strided, an in-place op returning its input) is the argument's memory, a user's input included,
         # so a later write through it is undone at capture end like any write to that input.
         argument_memory = {t.untyped_storage().data_ptr() for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
-        out = func(*args, **kwargs)
+        out = _run_watched(func, args, kwargs) if func.namespace not in _TORCH_NAMESPACES else func(*args, **kwargs)
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in argument_memory:
                 self._hold(t)
@@ -193,6 +194,118 @@ class NPUGraph:
     @property
     def kernels(self) -> list[str]:
         return [k.func._schema.name for k in self._kernels]
+
+
+# ---------------------------------------------------------------------------------------------------
+# A Python kernel inside the capture: its own host syncs
+# ---------------------------------------------------------------------------------------------------
+
+# Ops whose kernels are torch's own C++: what they call inside is not the user's code.
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "_c10d_functional", "c10d", "profiler"})
+# Tensor methods that copy a device value to the host without an op a dispatch mode sees off the NPU (on a
+# CPU tensor ``.cpu()`` returns itself, ``.tolist()`` and ``.numpy()`` read memory directly).
+_SYNC_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
+_UNWATCHED = threading.local()  # set while a kernel opkit stands in with runs (a CPU reference): not the real kernel
+_TORCH_DIR = None
+
+
+def unwatched(kernel):
+    """``kernel``, run with the capture watch off: a CPU reference or a stand-in opkit registers is not the
+    op's real kernel, and its syncs are not the op's."""
+
+    def run(*args, **kwargs):
+        depth = getattr(_UNWATCHED, "depth", 0)
+        _UNWATCHED.depth = depth + 1
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            _UNWATCHED.depth = depth
+
+    return run
+
+
+def _user_frame():
+    """The innermost frame of the user's code (not torch's, not opkit's): where the kernel made the call."""
+    import os
+    import sys
+
+    import torch
+
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        _TORCH_DIR = os.path.dirname(torch.__file__)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))  # the opkit package
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith((_TORCH_DIR, here)) and not name.startswith("<"):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _where(frame) -> str:
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "an unknown line"
+
+
+def _kernel_sync(op: str, what: str, frame) -> CaptureViolation:
+    message = (
+        f"the kernel of {op} calls {what} at {_where(frame)} while the graph is being captured: aclgraph refuses "
+        "it (\"the current capture mode does not support this operation\")"
+    )
+    violation = Violation("cpu_sync", op, message)
+    LOG.violations.append(violation)
+    return CaptureViolation("cpu_sync", op, message)
+
+
+def _run_watched(func, args: tuple, kwargs: dict):
+    """Run a custom op's kernel inside the capture, watching what its Python code does: a host sync there
+    (``.item()``, ``.cpu()``, ``bool(t)``, ...) fails the capture at its line, as it does on the NPU."""
+    import sys
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    if getattr(_UNWATCHED, "depth", 0):
+        return func(*args, **kwargs)
+    op = func._schema.name
+    seen: list = []
+
+    class _Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, inner, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if not getattr(_UNWATCHED, "depth", 0) and _classify(inner, args, kwargs) == "cpu_sync":
+                raise _kernel_sync(op, f"{inner._schema.name} (a host read)", _user_frame())
+            return inner(*args, **kwargs)
+
+    def profile(frame, event, arg):
+        if event == "c_call" and not seen and not getattr(_UNWATCHED, "depth", 0) and getattr(arg, "__name__", None) in _SYNC_METHODS:
+            owner = getattr(arg, "__self__", None)
+            import torch
+
+            if isinstance(owner, torch.Tensor):
+                seen.append((f".{arg.__name__}()", frame if _user_frame_of(frame) else _user_frame()))
+        if previous is not None:
+            previous(frame, event, arg)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        with _Watch():
+            out = func(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    if seen:
+        raise _kernel_sync(op, *seen[0])
+    return out
+
+
+def _user_frame_of(frame) -> bool:
+    import os
+
+    import torch
+
+    name = frame.f_code.co_filename
+    return not name.startswith((os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.dirname(__file__))))) and not name.startswith("<")
 
 
 _GRAPHS: weakref.WeakSet = weakref.WeakSet()  # every NPUGraph that captured, while it lives

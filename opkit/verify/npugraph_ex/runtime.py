@@ -74,7 +74,7 @@ READ_BY_NPUGRAPH_EX = {
 }
 
 NOT_EMULATED = (
-    "syncs or host tiling inside the op's own kernel, memory-pool reuse between graphs, NZ formats, "
+    "syncs or host tiling inside the op's own C++ kernel (a Python kernel's host syncs are seen), memory-pool reuse between graphs, NZ formats, "
     "multi-stream and HCCL behaviour, static kernels, and torch_npu's pattern fusion of its own ops"
 )
 
