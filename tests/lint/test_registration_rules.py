@@ -357,7 +357,7 @@ def test_m009_mutates_args_unknown(tmp_path):
     assert found(lint([write(tmp_path, "ops.py", CUSTOM_OP_SEED)])) == []
 
 
-def test_m010_unlisted_in_place_write(tmp_path):
+def test_k201_custom_op_write_not_in_mutates_args(tmp_path):  # M010's cases, now K201's (M010 is retired)
     text = """\
     import torch
 
@@ -372,9 +372,10 @@ def test_m010_unlisted_in_place_write(tmp_path):
         return None
     """
     result = lint([write(tmp_path, "ops.py", text)])
-    assert found(result) == [("M010", 3), ("M010", 3)]
-    text_ = " | ".join(messages(result, "M010"))
-    assert "'out'" in text_ and "'x' in place (line 6)" in text_ and "'cache'" not in text_
+    assert found(result, "K") == [("K201", 3), ("K201", 3)]
+    assert found(result) == []
+    text_ = " | ".join(messages(result, "K201"))
+    assert "writes 'out'" in text_ and "writes 'x' (" in text_ and "ops.py:6:5: x.add_(...)" in text_ and "'cache'" not in text_
 
 
 def test_m011_registration_for_undeclared_op(tmp_path):
@@ -816,8 +817,10 @@ def test_every_custom_op_finding_as_the_user_reads_it(tmp_path):
     result = lint([path], schemas=["mylib::my_add_(Tensor(a!) x, Tensor(b!) y) -> ()"], dialect=Dialect.TORCH_LIBRARY, use_cache=False)
     hint = 'add @{0}.register_fake, or @torch.library.register_fake("mylib::{0}")'
     assert read_by_user(result) == [
+        ("K201", "ops.py", 4, 2, f"kernel my_add_ writes 'y' ({path}:6:5: y.add_(...)), but the schema does not annotate it: torch.compile "
+         "assumes 'y' unchanged: reads of it may move before the write and graph replays keep stale copies",
+         'list it: mutates_args=(..., "y") (the inferred schema then reads `Tensor(a!) y`)'),
         ("M008", "ops.py", 4, 2, "mutates_args covers ['x'] but <schema>:1 declares ['x', 'y'] as Tensor(a!)", None),
-        ("M010", "ops.py", 4, 2, "my_add_ writes 'y' in place (line 6) but mutates_args does not list it", None),
         ("M007", "ops.py", 9, 2, "_ returns 'x' (the mutated input) at line 11, but the schema returns (): return None", None),
         ("M013", "ops.py", 9, 2, "fake parameter 'y' is annotated float, custom_op my_add_ says Tensor", None),
         ("M013", "ops.py", 9, 2, "fake returns SymInt, custom_op my_add_ returns ()", None),
@@ -1072,7 +1075,7 @@ def test_m008_a_declared_default_torch_cannot_read_is_still_a_default(tmp_path):
     assert messages(result, "M008") == ["inferred schema 'mylib::f(Tensor x, SymInt k) -> Tensor' differs from 'mylib::f(Tensor x, int k=abc) -> Tensor' declared at <schema>:1"]
 
 
-def test_m010_each_custom_op_and_each_way_of_writing(tmp_path):
+def test_k201_each_custom_op_and_each_way_of_writing(tmp_path):
     text = """\
     import torch
 
@@ -1087,14 +1090,12 @@ def test_m010_each_custom_op_and_each_way_of_writing(tmp_path):
         n = c.__len__()
         return d.clone() + n
     """
-    result = lint([write(tmp_path, "ops.py", text)], selection=_only("M010"))
-    assert messages(result, "M010") == [
-        "upd writes 'a' in place (line 9) but mutates_args does not list it",
-        "upd writes 'b' in place (line 10) but mutates_args does not list it",
-    ]
+    result = lint([write(tmp_path, "ops.py", text)], selection=_only("K201"))
+    written = [(m.split("writes '")[1].split("'")[0], m.split(".py:")[1].split(":")[0]) for m in messages(result, "K201")]
+    assert written == [("a", "9"), ("b", "10")]
 
 
-def test_m010_plain_function_calls_write_nothing(tmp_path):
+def test_k201_plain_function_calls_write_nothing(tmp_path):
     text = 'import torch\n\n@torch.library.custom_op("mylib::f", mutates_args=())\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return abs(x)\n'
     assert found(lint([write(tmp_path, "ops.py", text)])) == [("M001", 3)]
 

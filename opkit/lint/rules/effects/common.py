@@ -32,8 +32,16 @@ class Promise:
     def op(self) -> str:
         return self.effects.op
 
+    @property
+    def inferred(self) -> bool:
+        """A schema inferred from a Python function's annotations (custom_op, direct_register_custom_op): its
+        promise is ``mutates_args``, and it sits at the registration, not in a string."""
+        return self.site.op_hint is not None and self.site.path.endswith(".py")
+
     def place(self, argument: str | None = None) -> tuple[int, int]:
         """The file (line, column) of an argument of the schema (its type's first character), else of the schema."""
+        if self.inferred:
+            return self.site.line, self.site.column
         arg = next((a for a in self.sig.arguments if a.name == argument), None) if argument else None
         return self.site.place(arg.column) if arg is not None and arg.column else (self.site.line, self.site.column)
 

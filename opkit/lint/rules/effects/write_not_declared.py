@@ -58,7 +58,7 @@ def write_not_declared(project: LintProject) -> Iterator[Violation]:
             yield Violation(
                 f"kernel {kernel_name(promise.effects)} writes '{arg.name}' ({evidence_text(effect.evidence)}), but the schema does not annotate it: {consequence}",
                 line=line, column=column, path=promise.site.path, op=promise.op,
-                hint=f"annotate it: `{_annotated(arg, sig)}` in the schema of {sig.name}",
+                hint=f"list it: mutates_args=(..., \"{arg.name}\") (the inferred schema then reads `Tensor(a!) {arg.name}`)" if promise.inferred else f"annotate it: `{_annotated(arg, sig)}` in the schema of {sig.name}",
             )  # fmt: skip
 
 

@@ -8,7 +8,9 @@ Every M rule that needs a schema is a project rule: the schema may come from op_
 (``custom:``), ``--schema``, ``Library.define`` or the custom_op's own annotations. Findings sit on
 the registration's line (the decorator), where ``# noqa: M00x`` suppresses them.
 
-One rule per module, named after the rule; ``common`` holds what several share.
+One rule per module, named after the rule; ``common`` holds what several share. M010 (unlisted-mutation,
+a custom_op body writing what ``mutates_args`` leaves out) is retired: K201 write-not-declared reads every
+Python kernel through ``opkit.effects`` (helpers, ``out=``, calls of ``(a!)`` ops included) and reports it.
 """
 
 from opkit.lint.rules.registrations import missing_fake_registration  # noqa: F401  M001
@@ -20,7 +22,6 @@ from opkit.lint.rules.registrations import meta_return_structure  # noqa: F401  
 from opkit.lint.rules.registrations import meta_returns_for_void_op  # noqa: F401  M007
 from opkit.lint.rules.registrations import custom_op_schema_mismatch  # noqa: F401  M008
 from opkit.lint.rules.registrations import mutates_args_unknown  # noqa: F401  M009
-from opkit.lint.rules.registrations import unlisted_mutation  # noqa: F401  M010
 from opkit.lint.rules.registrations import registration_without_schema  # noqa: F401  M011
 from opkit.lint.rules.registrations import custom_op_rejected  # noqa: F401  M012
 from opkit.lint.rules.registrations import fake_annotation_mismatch  # noqa: F401  M013

@@ -12,7 +12,7 @@ from opkit.lint.finding import Violation
 from opkit.lint.registry import shared_index
 from opkit.lint.project import LintProject
 from opkit.formats.schema_site import SchemaSite
-from opkit.formats.python_registrations import CustomOp, Registration, RegistrationFile, ReturnSite, subtree
+from opkit.formats.python_registrations import CustomOp, Registration, RegistrationFile, ReturnSite
 from opkit.signature import Argument, OpSignature
 
 
@@ -170,22 +170,3 @@ def comparable(sig: OpSignature) -> tuple:
     args = tuple((a.name, type_of(a.type), a.kwarg_only, a.is_mutated, repr(schema_default(a)) if a.default else None) for a in sig.arguments)
     return args, tuple(type_of(r.type) for r in sig.returns)
 
-
-def written_parameters(fn_node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
-    """Parameters the body visibly writes in place (``x.add_()``, ``x[i] = v``, ``x += v``, ``out=x``): name → line."""
-    written: dict[str, int] = {}
-    for node in subtree(fn_node):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.startswith("_"):
-                targets.append(f.value)
-            targets += [k.value for k in node.keywords if k.arg == "out"]
-        elif isinstance(node, ast.Assign):
-            targets += [t.value for t in node.targets if isinstance(t, ast.Subscript)]
-        elif isinstance(node, ast.AugAssign):
-            targets.append(node.target.value if isinstance(node.target, ast.Subscript) else node.target)
-        for t in targets:
-            if isinstance(t, ast.Name):
-                written.setdefault(t.id, node.lineno)
-    return written
