@@ -248,9 +248,9 @@ def _where(frame) -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "an unknown line"
 
 
-def _kernel_sync(op: str, what: str, frame) -> CaptureViolation:
+def _kernel_sync(op: str, what: str, where: str) -> CaptureViolation:
     message = (
-        f"the kernel of {op} calls {what} at {_where(frame)} while the graph is being captured: aclgraph refuses "
+        f"the kernel of {op} calls {what} at {where} while the graph is being captured: aclgraph refuses "
         "it (\"the current capture mode does not support this operation\")"
     )
     violation = Violation("cpu_sync", op, message)
@@ -274,7 +274,7 @@ def _run_watched(func, args: tuple, kwargs: dict):
         def __torch_dispatch__(self, inner, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if not getattr(_UNWATCHED, "depth", 0) and _classify(inner, args, kwargs) == "cpu_sync":
-                raise _kernel_sync(op, f"{inner._schema.name} (a host read)", _user_frame())
+                raise _kernel_sync(op, f"{inner._schema.name} (a host read)", _where(_user_frame()))
             return inner(*args, **kwargs)
 
     def profile(frame, event, arg):
@@ -283,7 +283,8 @@ def _run_watched(func, args: tuple, kwargs: dict):
             import torch
 
             if isinstance(owner, torch.Tensor):
-                seen.append((f".{arg.__name__}()", frame if _user_frame_of(frame) else _user_frame()))
+                # the line now: the frame runs on, and its f_lineno with it
+                seen.append((f".{arg.__name__}()", _where(frame if _user_frame_of(frame) else _user_frame())))
         if previous is not None:
             previous(frame, event, arg)
 

@@ -87,6 +87,10 @@ def dynamo(ctx) -> list[Problem] | None:
     ]
     for o in ctx.ops_in_graph:
         if not o.found and capture.compiled:
+            dropped = _dropped_call(ctx, o.op)
+            if dropped is not None:
+                problems.append(dropped)
+                continue
             problems.append(
                 Problem(
                     Stage.DYNAMO,
@@ -98,3 +102,15 @@ def dynamo(ctx) -> list[Problem] | None:
                 )
             )
     return problems
+
+
+def _dropped_call(ctx, op_name: str) -> Problem | None:
+    """An op that ran eagerly and is missing from the graph because the compiler dropped it as dead code
+    (``is_impure`` false): what its dropped call did, from the eager run and the kernel-effects model."""
+    from opkit.verify import kernel_effects
+
+    calls = [c for c in ctx.eager.calls if c.op._schema.name == op_name]
+    if not calls or kernel_effects.is_impure(calls[0].op):
+        return None
+    undeclared = list(dict.fromkeys(a for c in calls for a in c.undeclared_mutations))
+    return kernel_effects.dropped_call(calls[0].op, undeclared, kernel_effects.python_kernel_effects(calls[0].op))

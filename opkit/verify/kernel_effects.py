@@ -1,0 +1,108 @@
+"""What verify knows of an op's kernel: the kernel-effects model (``opkit.effects``), read from the same
+source lint reads, and what it means for an op the compiler dropped.
+
+A custom op's Python kernel is read from its module's source (``inspect``: the function ``custom_op``
+wrapped); a project ``opkit new`` wrote is read through ``opkit.effects.build`` over its files. Where the
+model says "unknown", verify says it did not know.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from opkit.effects.model import Knowledge, OpEffects
+from opkit.verify.report import Problem, Stage
+
+
+def python_kernel_effects(overload: Any) -> OpEffects | None:
+    """The effects of ``overload``'s Python kernel (a ``torch.library.custom_op``), read from its source; None
+    where the op has no Python kernel opkit can find or its source cannot be read."""
+    from opkit.effects.python import op_effects
+    from opkit.formats.files import InputError, read_text
+    from opkit.formats.python_kernels import read_python_kernels
+    from opkit.signature import Dialect, SchemaError, parse_schema
+
+    try:
+        from torch._library.custom_ops import OPDEFS
+    except ImportError:  # pragma: no cover - every supported torch has it
+        return None
+    name = overload._schema.name
+    opdef = OPDEFS.get(name)
+    fn = getattr(opdef, "_init_fn", None)
+    if fn is None:
+        return None
+    try:
+        path = inspect.getsourcefile(fn)
+        text = read_text(path) if path else None
+    except (TypeError, OSError, InputError):
+        return None
+    if text is None:
+        return None
+    try:
+        file = read_python_kernels(path, text)
+        sig = parse_schema(str(overload._schema), Dialect.TORCH_LIBRARY)
+    except (InputError, SchemaError):
+        return None
+    kernels = [(file, k) for k in file.kernels if k.qualname == name and k.body.function == fn.__name__]
+    if not kernels:
+        return None
+    return op_effects(name, kernels[:1], lambda q: sig if q.split(".", 1)[0] == name else None)
+
+
+def dropped_call(overload: Any, undeclared_writes: list[str], effects: OpEffects | None) -> Problem:
+    """The op ran eagerly but the compiled graph does not hold it, and nothing made the compiler keep it:
+    ``is_impure`` (torch 2.13) keeps a call whose result is unused only for a mutable schema, a
+    ``has_side_effect`` declaration or an effectful registration. Say what the dropped call did."""
+    name = overload._schema.name
+    written = list(dict.fromkeys([*undeclared_writes, *(effects.written if effects else ())]))
+    where = {}
+    if effects is not None:
+        for a in effects.arguments:
+            if a.written is Knowledge.YES and a.evidence:
+                where[a.name] = str(a.evidence[0])
+    why = (
+        f"torch.compile removed the call as dead code: nothing uses its result, and its schema declares no "
+        f"written argument (a!) and no side effect, so is_impure lets dead-code elimination drop it"
+    )
+    if written:
+        lost = ", ".join(repr(w) for w in written)
+        seen = "; ".join(f"the kernel writes {w} at {where[w]}" for w in written if w in where)
+        return Problem(
+            Stage.DYNAMO,
+            "call_removed",
+            f"{name} is not in the compiled graph: the call was removed: its write to {lost} is lost ({why}"
+            + (f"; {seen}" if seen else "") + ")",
+            "declare what the kernel writes: " + ", ".join(f"'Tensor(a!) {w}'" for w in written)
+            + " in the schema (custom_op: mutates_args=(" + ", ".join(f'"{w}"' for w in written) + ",)); for an op "
+            "that acts outside its arguments, torch.fx.node.has_side_effect(" + _packet_text(name) + ")",
+            name,
+        )
+    unknown = [a for a in effects.arguments if a.written is Knowledge.UNKNOWN] if effects is not None else []
+    if effects is None or unknown or effects.unknowns:
+        because = unknown[0].unknown_because if unknown else (effects.unknowns[0] if effects is not None and effects.unknowns else "its kernel was not read")
+        known = "opkit did not know whether the kernel writes an argument (" + because + ")"
+    else:
+        known = "its kernel writes none of its arguments, as opkit read it"
+    return Problem(
+        Stage.DYNAMO,
+        "call_removed",
+        f"{name} is not in the compiled graph: {why}; {known}",
+        "use the op's result in the compiled function; if the kernel writes an argument, annotate it Tensor(a!); if it "
+        f"acts outside its arguments, declare torch.fx.node.has_side_effect({_packet_text(name)})",
+        name,
+    )
+
+
+def _packet_text(name: str) -> str:
+    ns, _, op = name.partition("::")
+    return f"torch.ops.{ns}.{op}.default"
+
+
+def is_impure(overload: Any) -> bool:
+    """torch's own verdict: whether dead-code elimination keeps an unused call of ``overload``."""
+    try:
+        from torch._library.utils import is_impure as torch_is_impure
+    except ImportError:  # pragma: no cover - older torch: the schema alone
+        return bool(overload._schema.is_mutable)
+    return bool(torch_is_impure(overload))

@@ -1,0 +1,68 @@
+"""verify does what the kernel does: a Python kernel's host sync fails the emulated capture at its line, and
+an undeclared write of an op ``-> ()`` shows its consequence under the real compiler (the call is removed)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+from opkit.verify import check_graph_entry
+from kernel_truth_ops import OPS, scale_sync, to_host
+
+
+
+
+def _line_of(fn, text: str) -> int:
+    lines, start = inspect.getsourcelines(fn._init_fn)
+    return start + next(i for i, line in enumerate(lines) if text in line and "def " not in line)
+
+
+def _problems(report, kind: str):
+    return [p for p in report.problems if p.check == kind]
+
+
+@pytest.mark.parametrize("op, fn, call", [("scale_sync", scale_sync, ".item()"), ("to_host", to_host, ".cpu()")])
+def test_a_host_sync_in_a_python_kernel_fails_the_capture_at_its_line(op, fn, call):
+    report = check_graph_entry(getattr(OPS, op).default, (torch.randn(8) + 3,), backend="npugraph_ex")
+    syncs = _problems(report, "cpu_sync")
+    assert not report.ok and syncs, report
+    message = syncs[0].message
+    assert f"kernel_truth_ops.py:{_line_of(fn, call)}" in message
+    assert "the current capture mode does not support this operation" in message
+    assert syncs[0].stage.name == "CAPTURE"
+
+
+def test_the_twin_without_the_sync_passes():
+    report = check_graph_entry(OPS.scale.default, (torch.randn(8) + 3,), backend="npugraph_ex")
+    assert report.ok, report
+
+
+def test_an_undeclared_write_of_a_void_op_shows_the_removed_call():
+    report = check_graph_entry(OPS.store.default, (torch.zeros(4), torch.ones(4)), backend="aot_eager")
+    (removed,) = _problems(report, "call_removed")
+    assert "the call was removed: its write to 'cache' is lost" in removed.message
+    assert "kernel_truth_ops.py:" in removed.message and "cache.copy_(...)" in removed.message
+    assert 'mutates_args=("cache",)' in removed.next_action
+    assert not _problems(report, "op_not_in_graph")  # no blame on "a wrapper Dynamo skips"
+
+
+def test_the_declared_twin_keeps_its_call():
+    report = check_graph_entry(OPS.store_declared.default, (torch.zeros(4), torch.ones(4)), backend="aot_eager")
+    assert report.ok, report
+
+
+def test_where_the_model_does_not_know_verify_says_so():
+    report = check_graph_entry(OPS.store_hidden.default, (torch.zeros(4), torch.ones(4)), backend="aot_eager")
+    (removed,) = _problems(report, "call_removed")
+    # Neither the eager run nor the model saw a write, and the model could not follow _hidden: no guess either way.
+    assert "opkit did not know whether the kernel writes an argument" in removed.message
+    assert "_hidden(...) is not followed" in removed.message
+    assert "is lost" not in removed.message
+
+
+def test_an_op_that_writes_nothing_is_dropped_and_verify_says_the_kernel_writes_nothing():
+    report = check_graph_entry(OPS.noop.default, (torch.zeros(4), torch.ones(4)), backend="aot_eager")
+    removed = _problems(report, "call_removed")
+    assert removed and "writes none of its arguments" in removed[0].message
