@@ -409,6 +409,12 @@ class _Body:
             for case in stmt.cases:
                 self.block(case.body)
             return
+        if isinstance(stmt, ast.Raise) and self.depth == 0 and _not_implemented(stmt.exc):
+            # A placeholder (what ``opkit new`` writes for the user to fill in): not yet the kernel.
+            why = f"the kernel is a placeholder that raises NotImplementedError (line {stmt.lineno}): what it will write is not written yet"
+            self.opaque.append(Opaque(stmt.lineno, stmt.col_offset + 1, why, tuple(dict.fromkeys(p for p, _ in self.origin.values()))))
+            self.exits.append(Exit(stmt.lineno, stmt.col_offset + 1, (Returned("unknown", stmt.lineno, stmt.col_offset + 1, why),), False))
+            return
         if isinstance(stmt, ast.Assert):
             self.expression(stmt.test)
             self.condition(stmt.test)
@@ -682,6 +688,11 @@ _AUG = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "
 def _short(node: ast.AST) -> str:
     text = ast.unparse(node)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _not_implemented(exc: ast.expr | None) -> bool:
+    target = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(target, ast.Name) and target.id == "NotImplementedError"
 
 
 def _displayed(node: ast.expr) -> list[ast.expr]:
