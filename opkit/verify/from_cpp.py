@@ -60,8 +60,13 @@ def defined_from_cpp(path: str, op: str | None, meta_files: Sequence[str] = ()) 
         target = getattr(packet, overload or "default")
         full = f"{namespace}::{qualname}"
         if torch._C._dispatch_has_kernel_for_dispatch_key(full, "Meta"):
-            torch.library.register_kernel(full, "cpu", _derived_kernel(target), lib=lib)
+            from opkit.verify import kernel_effects
+
+            effects = kernel_effects.read_effects([str(path)], f"{namespace}::{name}")
+            kernel_effects.stand_in_for(f"{namespace}::{name}", effects)
+            torch.library.register_kernel(full, "cpu", _derived_kernel(target, effects), lib=lib)
             notes.append("CPU kernel: a stand-in derived from the Meta function (the C++ kernel is not compiled here)")
+            notes += kernel_effects.stand_in_notes(f"{namespace}::{name}", effects)
         else:
             cpp_metas = [i for i in records.impls if i.dispatch_key == "Meta" and i.op == qualname]
             if cpp_metas:
@@ -71,4 +76,7 @@ def defined_from_cpp(path: str, op: str | None, meta_files: Sequence[str] = ()) 
                 )
         yield target, notes
     finally:
+        from opkit.verify import kernel_effects
+
+        kernel_effects.stand_in_for(f"{namespace}::{name}", None)
         regs.undo()

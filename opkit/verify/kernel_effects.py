@@ -15,6 +15,52 @@ from opkit.effects.model import Knowledge, OpEffects
 from opkit.verify.report import Problem, Stage
 
 
+# The model of each op whose kernel verify stands in for (a project's, a --from C++ file's), by "ns::name":
+# what the stand-in writes, and what a problem about the op cites.
+_STOOD_IN: dict[str, OpEffects] = {}
+
+
+def read_effects(paths: list[str], qualname: str) -> OpEffects | None:
+    """The effects model of op ``qualname`` ("ns::name"), read from ``paths`` as ``opkit lint`` reads them."""
+    from opkit.effects.build import compute
+    from opkit.lint.engine import load_project
+
+    try:
+        effects = compute(load_project(paths))
+    except Exception:  # a source opkit cannot read is lint's to report; verify goes on without the model
+        return None
+    found = effects.get(qualname) or next((e for op, e in effects.items() if op.split(".", 1)[0] == qualname), None)
+    return found if found is not None and found.kernels else None
+
+
+def stand_in_for(qualname: str, effects: OpEffects | None) -> None:
+    """Record the model the stand-in kernel of ``qualname`` follows (None: forget it)."""
+    if effects is None:
+        _STOOD_IN.pop(qualname, None)
+    else:
+        _STOOD_IN[qualname] = effects
+
+
+def effects_for(overload: Any) -> OpEffects | None:
+    """The model verify has of ``overload``'s kernel: the one its stand-in follows, else its Python kernel's."""
+    return _STOOD_IN.get(overload._schema.name) or python_kernel_effects(overload)
+
+
+def stand_in_notes(qualname: str, effects: OpEffects | None) -> list[str]:
+    """What the report says of the stand-in's writes: which it makes, and where the model did not know."""
+    if effects is None:
+        return [f"the kernel of {qualname} was not read: the stand-in writes only what the schema declares"]
+    notes = []
+    if effects.written:
+        notes.append(f"the stand-in writes what the kernel writes: {', '.join(effects.written)} ({'; '.join(str(a.evidence[0]) for a in effects.arguments if a.evidence)})")
+    unknown = [a for a in effects.arguments if a.written is Knowledge.UNKNOWN]
+    if unknown:
+        notes.append(
+            "opkit did not know whether the kernel writes " + ", ".join(a.name for a in unknown) + f" ({unknown[0].unknown_because}): the stand-in leaves it as the schema says"
+        )
+    return notes
+
+
 def python_kernel_effects(overload: Any) -> OpEffects | None:
     """The effects of ``overload``'s Python kernel (a ``torch.library.custom_op``), read from its source; None
     where the op has no Python kernel opkit can find or its source cannot be read."""

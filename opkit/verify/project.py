@@ -288,17 +288,37 @@ def _import_file(path: Path, registrations: _Registrations):
     return module
 
 
-def _derived_kernel(op):
-    """A CPU stand-in that runs the op's Meta function and allocates outputs of that shape (zeros)."""
+def _derived_kernel(op, effects=None):
+    """A CPU stand-in that runs the op's Meta function and allocates outputs of that shape (zeros), and does
+    what the kernel-effects model (``effects``) says the real kernel does: it writes each argument the kernel
+    writes (adds 1), declared or not, and returns the argument the kernel returns as-is, so the real compiler
+    shows the consequence of a registration that says otherwise (a dropped call, a stale read)."""
     import torch
-    from torch.utils._pytree import tree_map_only
+    from torch.utils._pytree import tree_leaves, tree_map_only
 
+    from opkit.effects.model import Knowledge
     from opkit.verify.npugraph_ex.capture import unwatched
+
+    schema_args = op._schema.arguments
+    written = {a.name for a in effects.arguments if a.written is Knowledge.YES} if effects is not None else set()
+    aliases = {r.index: r.aliases for r in effects.returns if r.known and r.aliases} if effects is not None else {}
 
     def kernel(*args, **kwargs):
         meta_args, meta_kwargs = tree_map_only(torch.Tensor, lambda t: t.to("meta"), (args, kwargs))
         out = op(*meta_args, **meta_kwargs)
-        return tree_map_only(torch.Tensor, lambda m: torch.empty_strided(m.shape, m.stride(), dtype=m.dtype).zero_(), out)
+        result = tree_map_only(torch.Tensor, lambda m: torch.empty_strided(m.shape, m.stride(), dtype=m.dtype).zero_(), out)
+        values = {a.name: args[i] if i < len(args) else kwargs.get(a.name) for i, a in enumerate(schema_args)}
+        for name in written:
+            for t in tree_leaves(values.get(name)):
+                if isinstance(t, torch.Tensor):
+                    t.add_(1)
+        if aliases:
+            items = list(result) if isinstance(result, (tuple, list)) else [result]
+            for index, name in aliases.items():
+                if index < len(items) and isinstance(values.get(name), torch.Tensor):
+                    items[index] = values[name]
+            result = tuple(items) if isinstance(result, (tuple, list)) else items[0]
+        return result
 
     return unwatched(kernel)
 
@@ -385,9 +405,15 @@ def registered(project: Project, *, keep: bool = False) -> Iterator[tuple[Any, l
                 torch.library.register_kernel(project.overload_qualname, "cpu", unwatched(reference), lib=lib)  # a reference, not the kernel: its syncs are not the op's
                 notes.append(f"CPU kernel: {REFERENCE_FILE}:{project.name}")
             else:
-                torch.library.register_kernel(project.overload_qualname, "cpu", _derived_kernel(project.overload(packet)), lib=lib)
+                from opkit.verify import kernel_effects
+
+                effects = kernel_effects.read_effects([str(project.root)], project.qualname)
+                kernel_effects.stand_in_for(project.qualname, effects)
+                stack.callback(kernel_effects.stand_in_for, project.qualname, None)
+                torch.library.register_kernel(project.overload_qualname, "cpu", _derived_kernel(project.overload(packet), effects), lib=lib)
                 real_kernel = False
                 notes.append(f"CPU kernel: a stand-in derived from the Meta function (add {REFERENCE_FILE} to check numerics)")
+                notes += kernel_effects.stand_in_notes(project.qualname, effects)
         yield packet, notes, real_kernel
     finally:
         if not keep:

@@ -66,3 +66,38 @@ def test_an_op_that_writes_nothing_is_dropped_and_verify_says_the_kernel_writes_
     report = check_graph_entry(OPS.noop.default, (torch.zeros(4), torch.ones(4)), backend="aot_eager")
     removed = _problems(report, "call_removed")
     assert removed and "writes none of its arguments" in removed[0].message
+
+
+_CPP = """\
+#include <torch/library.h>
+
+void store_kv(const at::Tensor &x, const at::Tensor &kCache)
+{
+    kCache.copy_(x);
+}
+
+TORCH_LIBRARY(NS, m) { m.def("store_kv(Tensor x, SCHEMA kCache) -> ()"); }
+TORCH_LIBRARY_IMPL(NS, PrivateUse1, m) { m.impl("store_kv", TORCH_FN(store_kv)); }
+"""
+_FAKE = 'import torch\n\n@torch.library.register_fake("NS::store_kv")\ndef _(x, kCache):\n    return None\n'
+
+
+@pytest.mark.parametrize("annotation, ns", [("Tensor", "opkit_truth_cpp_bad"), ("Tensor(a!)", "opkit_truth_cpp_ok")])
+def test_a_cpp_kernel_stand_in_writes_what_the_kernel_writes(tmp_path, annotation, ns):
+    """verify --from: the stand-in of a C++ kernel follows the effects model, so the real compiler drops the
+    unannotated op and says the write is lost; the annotated twin passes."""
+    from opkit.verify.from_cpp import defined_from_cpp
+
+    cpp = tmp_path / "my_ops.cpp"
+    cpp.write_text(_CPP.replace("NS", ns).replace("SCHEMA", annotation))
+    fake = tmp_path / "fake.py"
+    fake.write_text(_FAKE.replace("NS", ns))
+    with defined_from_cpp(str(cpp), None, [str(fake)]) as (op, notes):
+        assert any("the stand-in writes what the kernel writes: kCache" in n for n in notes), notes
+        report = check_graph_entry(op, (torch.ones(4), torch.zeros(4)), backend="aot_eager", real_kernel=False, notes=notes, isolate=False)
+    removed = _problems(report, "call_removed")
+    if annotation == "Tensor":
+        assert removed and "the call was removed: its write to 'kCache' is lost" in removed[0].message
+        assert "my_ops.cpp:5:" in removed[0].message
+    else:
+        assert report.ok, report

@@ -113,4 +113,4 @@ def _dropped_call(ctx, op_name: str) -> Problem | None:
     if not calls or kernel_effects.is_impure(calls[0].op):
         return None
     undeclared = list(dict.fromkeys(a for c in calls for a in c.undeclared_mutations))
-    return kernel_effects.dropped_call(calls[0].op, undeclared, kernel_effects.python_kernel_effects(calls[0].op))
+    return kernel_effects.dropped_call(calls[0].op, undeclared, kernel_effects.effects_for(calls[0].op))
