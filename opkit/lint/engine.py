@@ -38,7 +38,9 @@ class LintResult:
 
 # Text that any registration module opkit reads contains; other Python files found by walking a
 # directory (codegen scripts, tests, packaging) are not parsed at all.
-REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract", "has_side_effect")
+# A Library imported from a sibling module (``from ._lib import lib``) is used as ``lib.define(`` / ``lib.impl(``
+# (TorchAir's npugraph_ex/ops): those modules name neither torch.library nor Library(.
+REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract", "has_side_effect", ".define(", ".impl(")
 
 
 def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
