@@ -24,7 +24,6 @@ turns these facts into the kernel-effects model.
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -44,6 +43,7 @@ from opkit.formats.python_registrations import (
     _str_arg,
     infer_schema,
     module_libraries,
+    sibling_text,
     walk,
 )
 
@@ -752,7 +752,7 @@ class _FileReader:
         if modules is not None:  # ``from ._lib import lib``: a Library another module of the package makes
             for node, _ in self.nodes["imports"]:
                 if isinstance(node, ast.ImportFrom) and node.level:
-                    text = _sibling(path, node, modules)
+                    text = sibling_text(path, node, modules)
                     found = module_libraries(text) if text is not None else {}
                     for alias in node.names:
                         if alias.name in found:
@@ -913,19 +913,6 @@ class _FileReader:
             return infer_schema(_function(fn, self.names, [], frozenset(), frozenset()), mutates, qualname, self.names)
         except NotInferable:
             return None
-
-
-def _sibling(path: str, node: ast.ImportFrom, modules: ModuleReader) -> str | None:
-    """The text of the module a relative ``from .x import y`` names, read through ``modules``."""
-    base = os.path.dirname(path)
-    for _ in range(node.level - 1):
-        base = os.path.dirname(base)
-    parts = node.module.split(".") if node.module else []
-    for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
-        text = modules(candidate)
-        if text is not None:
-            return text
-    return None
 
 
 def _device_keys(node: ast.expr | None) -> list[str]:

@@ -810,6 +810,21 @@ def module_libraries(text: str) -> dict[str, LibraryObject]:
     return _assigned_libraries(body, _Names([node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]))
 
 
+def sibling_text(path: str, node: ast.ImportFrom, modules: ModuleReader) -> str | None:
+    """The text of the module a relative ``from .x import y`` in ``path`` names, read through ``modules``."""
+    import os
+
+    base = os.path.dirname(path)
+    for _ in range(node.level - 1):
+        base = os.path.dirname(base)
+    parts = node.module.split(".") if node.module else []
+    for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+        text = modules(candidate)
+        if text is not None:
+            return text
+    return None
+
+
 def _split_qualname(qualname: str) -> tuple[str, str]:
     ns, sep, name = qualname.partition("::")
     return (ns, name) if sep else ("", qualname)
@@ -894,17 +909,8 @@ class _Loader:
                 self._define(node)
 
     def _imported_library(self, node: ast.ImportFrom, name: str) -> LibraryObject | None:
-        import os
-
-        base = os.path.dirname(self.path)
-        for _ in range(node.level - 1):
-            base = os.path.dirname(base)
-        parts = node.module.split(".") if node.module else []
-        for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
-            text = self.modules(candidate)
-            if text is not None:
-                return module_libraries(text).get(name)
-        return None
+        text = sibling_text(self.path, node, self.modules)
+        return module_libraries(text).get(name) if text is not None else None
 
     def _define(self, call: ast.Call) -> None:
         lib = self.libraries.get(getattr(call.func.value, "id", ""))

@@ -205,3 +205,38 @@ def test_a_syntax_error_is_an_input_error_with_its_line() -> None:
 
 def test_a_module_without_registrations_is_not_parsed() -> None:
     assert read_python_kernels("k.py", "def f(:\n").kernels == []
+
+
+@pytest.mark.parametrize("annotation", ["Tensor", "Tensor(a!)"])
+def test_lint_reads_a_kernel_registered_on_a_library_of_a_sibling_module(tmp_path, annotation: str) -> None:
+    """TorchAir's layout: ``from ._lib import lib`` then ``lib.define``/``lib.impl`` (no ``torch.library`` in
+    the module). An unannotated write is K201 at the schema; the annotated twin is silent."""
+    from opkit.lint import lint
+
+    package = tmp_path / "ops"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_lib.py").write_text('import torch\n\nlib = torch.library.Library("t_sib", "DEF")\n')
+    (package / "_gather.py").write_text(textwrap.dedent(f"""\
+        import torch.distributed.distributed_c10d as c10d
+        from ._lib import lib
+
+        lib.define("gather({annotation} out, Tensor input) -> ()")
+
+        def gather_npu(output_tensor, input_tensor):
+            c10d.all_gather_into_tensor(output_tensor, input_tensor)
+
+        def gather_meta(output_tensor, input_tensor):
+            return None
+
+        lib.impl("gather", gather_npu, "PrivateUse1")
+        lib.impl("gather", gather_meta, "Meta")
+        """))
+    result = lint([str(package)], use_cache=False)
+    k201 = [f for f in result.findings if f.code == "K201"]
+    if annotation == "Tensor":
+        assert [(f.path.rsplit("/", 1)[-1], f.line) for f in k201] == [("_gather.py", 4)]
+        assert "_gather.py:7:5: c10d.all_gather_into_tensor(...) writes its output" in k201[0].message
+        assert "torch.compile removes the call" in k201[0].message
+    else:
+        assert k201 == []
