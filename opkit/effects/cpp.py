@@ -148,9 +148,9 @@ class _Kernels:
         tensors = [a for a in sig.arguments if a.type.is_tensor]
         fn = resolve_kernel(self.functions, kernel)
         if fn is not None and not fn.defined:
-            fn = self.definition(fn.short_name, len(fn.parameters)) or fn
+            fn = self.definition(fn.short_name, len(fn.parameters), fn.name) or fn
         elif fn is None and kernel.kind == "function":
-            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments))
+            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments), kernel.name)
         name = kernel.name or "the lambda"
         if fn is None or not fn.defined or fn.body == (0, 0) or fn.path not in self.texts:
             why = f"the body of {name} is not in the C++ files read" if kernel.kind in ("function", "lambda") else f"a {kernel.kind} kernel ({name})"
@@ -192,11 +192,19 @@ class _Kernels:
                 self._tokens[path] = []
         return self._tokens[path]
 
-    def definition(self, name: str, arity: int | None = None):
-        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ."""
-        candidates = [f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)]
-        if not candidates:
-            candidates = self._search(name)
+    def definition(self, name: str, arity: int | None = None, qualified: str = ""):
+        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ.
+        ``qualified``: the name as a kernel or call spells it (``ns::f``), which picks that namespace's."""
+        qualified = qualified.lstrip(":")
+
+        def named(functions):
+            functions = list(functions)
+            if "::" not in qualified:
+                return functions
+            exact = [f for f in functions if f.name == qualified]
+            return exact or [f for f in functions if f.name.endswith("::" + qualified) or qualified.endswith("::" + f.name)]
+
+        candidates = named(f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)) or named(self._search(name))
         if arity is not None:
             candidates = [f for f in candidates if len(f.parameters) == arity] or ([] if len({len(f.parameters) for f in candidates}) > 1 else candidates)
         shapes = {tuple(p.type for p in f.parameters) for f in candidates}
@@ -371,16 +379,16 @@ class _FlowReader:
     def _assign(self, fact) -> None:
         source = fact.target
         name = fact.name
+        param = self.param_of(source)
+        touched = self._touched(source)
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
         self.allocation.pop(name, None)
         if source is None:
             return
-        param = self.param_of(source)
         if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
             self.alias[name] = param
             return
-        touched = self._touched(source)
         if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
             self.pointers[name] = touched
             return
@@ -426,7 +434,7 @@ class _FlowReader:
         name = fact.name
         if name in SYNC_METHODS or (name == "to" and any("kCPU" in a.text or a.text == '"cpu"' for a in fact.args)):
             if self._tensorish(receiver):
-                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}() waits for the device and copies to the host"))
+                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}({', '.join(a.text for a in fact.args)}) waits for the device and copies to the host"))
         if name == "Run" and receiver is not None and receiver.root and not receiver.call:
             if ("Name" in receiver.chain or self._is_opcommand(receiver.root)) and receiver.root not in self.custom_handlers:
                 self.flow.aclop.append(self.evidence(fact, f"{receiver.root}.Run() runs the OpCommand on the aclop path"))
@@ -490,7 +498,7 @@ class _FlowReader:
         if schema is not None:
             self._registered_op(fact, schema, passed)
             return
-        helper = self.k.definition(short, len(fact.args)) if self.depth < MAX_DEPTH else None
+        helper = self.k.definition(short, len(fact.args), name) if self.depth < MAX_DEPTH else None
         if helper is not None and helper.body != (0, 0) and len(helper.parameters) == len(fact.args):
             self._helper(fact, helper, passed)
             return
@@ -547,6 +555,8 @@ class _FlowReader:
         interface = self.k.interface(aclnn)
         if interface is not None:
             where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
+            if not any(p.output for p in interface.parameters):
+                return {}, where, f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say"
             if len(interface.parameters) != count:
                 return {}, where, f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}"
             return {i: p.name for i, p in enumerate(interface.parameters) if p.output}, where, ""
