@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from opkit.formats.cpp_bodies import CHECK_MACROS
 from opkit.effects.model import Allocation, ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
 
 # Dispatch keys whose kernel is the op's computation (not Meta, not an autograd wrapper).
@@ -60,7 +61,8 @@ _HARMLESS_CALLS = frozenset(
     """TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN CHECK_ACL static_assert assert sizeof at::IntArrayRef c10::IntArrayRef
     at::TensorOptions at::dtype at::device at::Device c10::Device at::ScalarType OptionalNPUGuard c10_npu::OptionalNPUGuard
     c10_npu::getCurrentNPUStream getCurrentNPUStream at::SymIntArrayRef c10::SymIntArrayRef c10::nullopt at::Scalar c10::Scalar
-    c10::str c10::string_view std::string""".split()
+    c10::str c10::string_view std::string get_npu_format at_npu::native::get_npu_format is_npu torch_npu::utils::is_npu
+    at_npu::native::FormatHelper::GetFormat CalcuOpUtil::GetTensorNpuFormat""".split()
 )
 _DTYPES = {
     "kChar": "int8", "kByte": "uint8", "kShort": "int16", "kInt": "int32", "kLong": "int64", "kHalf": "float16", "kFloat": "float32",
@@ -324,6 +326,8 @@ class _FlowReader:
         self.allocation: dict[str, Allocation] = {}
         self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
         self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
+        self.ever: dict[str, str] = {p: p for p in tracked}  # every variable that was a parameter, a view or a pointer of one
+        self.explained: set[tuple[int, int]] = set()  # where a variable is named in a use this reader understood
 
     def read(self) -> _Flow:
         from opkit.formats.cpp_bodies import read_body
@@ -339,7 +343,18 @@ class _FlowReader:
         for fact in facts:
             handler = getattr(self, "_" + fact.kind)
             handler(fact)
+        # a tensor named anywhere the facts do not explain (a macro's arguments, an aggregate, a condition):
+        # what is done with it there is not known
+        for name, line, column in body.mentions:
+            param = self.ever.get(name)
+            if param is not None and (line, column) not in self.explained:
+                self.flow.not_known(param, f"{name} is used at {self.path}:{line} in a way opkit does not read")
         return self.flow
+
+    def explain(self, *operands) -> None:
+        for operand in operands:
+            if operand is not None:
+                self.explained.update((line, column) for _, line, column in operand.names)
 
     def evidence(self, fact, why: str) -> Evidence:
         return Evidence(self.path, fact.line, fact.column, why)
@@ -364,7 +379,7 @@ class _FlowReader:
         if operand is None or operand.call:
             return None
         if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
-            return next((self.alias.get(n) or self.pointers.get(n) for n in operand.names if n in self.alias or n in self.pointers), None)
+            return next((self.alias.get(n) or self.pointers.get(n) for n, _, _ in operand.names if n in self.alias or n in self.pointers), None)
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
@@ -384,13 +399,15 @@ class _FlowReader:
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
         self.allocation.pop(name, None)
+        self.explained.add((fact.line, fact.column))
+        self.explain(source)
         if source is None:
             return
         if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
-            self.alias[name] = param
+            self.alias[name] = self.ever[name] = param
             return
         if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
-            self.pointers[name] = touched
+            self.pointers[name] = self.ever[name] = touched
             return
         if source.call in VIEW_FUNCTIONS:
             return  # its first argument's view: read through the call fact below
@@ -432,28 +449,39 @@ class _FlowReader:
     def _method(self, fact) -> None:
         receiver = fact.target
         name = fact.name
+        self.explain(receiver)
         if name in SYNC_METHODS or (name == "to" and any("kCPU" in a.text or a.text == '"cpu"' for a in fact.args)):
             if self._tensorish(receiver):
                 self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}({', '.join(a.text for a in fact.args)}) waits for the device and copies to the host"))
-        if name == "Run" and receiver is not None and receiver.root and not receiver.call:
-            if ("Name" in receiver.chain or self._is_opcommand(receiver.root)) and receiver.root not in self.custom_handlers:
+        opcommand = receiver is not None and receiver.root and not receiver.call and (
+            "Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)
+        )
+        if name == "Run" and opcommand:
+            if receiver.root not in self.custom_handlers:
                 self.flow.aclop.append(self.evidence(fact, f"{receiver.root}.Run() runs the OpCommand on the aclop path"))
             return
-        if name == "Output" and receiver is not None and ("Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)):
-            if fact.args:
+        if opcommand and name in ("Input", "Output", "Name", "Attr", "InputWithoutContiguous", "Sync", "SetCustomHandler"):
+            self.explain(*fact.args)
+            if name == "Output" and fact.args:
                 param = self.param_of(fact.args[0])
                 if param is not None:
                     self.flow.write(param, self.evidence(fact, f"OpCommand .Output({fact.args[0].text})"))
+                elif self._touched(fact.args[0]) is not None:
+                    self.flow.not_known(self._touched(fact.args[0]), f"{fact.args[0].text} is an OpCommand output, line {fact.line}")
             return
         param = self.param_of(receiver)
         if param is not None and name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE:
             self.flow.write(param, self.evidence(fact, f"{receiver.text}.{name}(...) writes it in place"))
-        # arguments of a method: a tensor method reads its arguments; other objects' methods are not followed
-        if receiver is not None and receiver.root and not self._tensorish(receiver) and not self._is_opcommand(receiver.root):
-            for arg in fact.args:
-                touched = self._touched(arg)
-                if touched is not None and (arg.address or self.pointers.get(arg.root)):
-                    self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+        if self._tensorish(receiver) or receiver is None or not receiver.root:
+            self.explain(*fact.args)  # a tensor method reads its arguments
+            return
+        # another object's method given a tensor (``v.push_back(x)``, ``params.set(x)``): not followed
+        for arg in fact.args:
+            touched = self._touched(arg)
+            if touched is not None:
+                self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+            else:
+                self.explain(arg)
 
     def _tensorish(self, operand) -> bool:
         return operand is not None and (operand.root in self.alias or operand.root in self.allocation)
@@ -471,12 +499,15 @@ class _FlowReader:
     def _call(self, fact) -> None:
         name = fact.name
         short = name.rsplit("::", 1)[-1]
-        if fact.checked and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
-            return  # a condition or a message of TORCH_CHECK(...): tests, computes nothing kept
+        if (fact.checked or name.startswith(CHECK_MACROS)) and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
+            self.explain(*fact.args)
+            return  # TORCH_CHECK(...) and what its condition calls: tests, computes nothing kept
         if short in EXEC_MACROS:
+            self.explain(*fact.args)
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return
         if short.startswith("aclnn") and short.endswith("GetWorkspaceSize"):
+            self.explain(*fact.args)
             self._aclnn(fact, short.removesuffix("GetWorkspaceSize"), fact.args[:-2])
             return
         if name in SYNC_FUNCTIONS or short in SYNC_FUNCTIONS:
@@ -486,8 +517,10 @@ class _FlowReader:
             return  # queues the lambda given: its body is read with the function's
         passed = [(i, a, self._touched(a)) for i, a in enumerate(fact.args)]
         passed = [(i, a, p) for i, a, p in passed if p is not None]
+        self.explain(*(a for a in fact.args if self._touched(a) is None))
         if not passed:
             return
+        self.explain(*fact.args)  # understood below, or marked unknown
         if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
             return
         if name.startswith(("at::", "torch::")) and name.count("::") == 1:
@@ -582,6 +615,7 @@ class _FlowReader:
                 self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
 
     def _return(self, fact) -> None:
+        self.explain(*fact.args)
         if fact.in_lambda:
             return
         values = []
@@ -593,6 +627,9 @@ class _FlowReader:
                 values.append(("fresh", self.allocation[value.root]))
             elif value.call and not value.chain and self._allocation(value) is not None:
                 values.append(("fresh", self._allocation(value)))
+            elif value.root in self.alias and value.chain and value.chain[-1] == "clone" and all(c in VIEW_METHODS for c in value.chain[:-1]):
+                like = f"like:{self.alias[value.root]}"
+                values.append(("fresh", Allocation(like, like, like, Evidence(self.path, value.line, value.column, value.text))))
             else:
                 values.append(None)
         self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))

@@ -45,7 +45,8 @@ class Operand:
     chain: tuple[str, ...] = ()  # what is applied to the root, in order: method names, "[]" for a subscript
     call: str = ""  # the function whose result it starts from ("at::empty" for ``at::empty(...).to(...)``)
     address: bool = False  # written ``&x``: a pointer to the variable
-    names: tuple[str, ...] = ()  # every variable the expression mentions (not members, not qualified names)
+    # every variable the expression mentions (not members, not qualified names, not functions called), located
+    names: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class Fact:
 class FunctionBody:
     facts: tuple[Fact, ...]
     lambdas: tuple[tuple[int, int], ...] = ()  # (line, column) of each lambda in the body
+    # every place a variable is named (name, line, column), outside check macros and lambda capture lists:
+    # a reader that explains each use of a tensor through the facts knows all that is done with it
+    mentions: tuple[tuple[str, int, int], ...] = ()
 
 
 def read_body(tokens: list[Token], start: int, end: int) -> FunctionBody:
@@ -100,6 +104,7 @@ class _BodyReader:
         self.facts: list[Fact] = []
         self.lambda_spans: list[tuple[int, int]] = []
         self.check_spans: list[tuple[int, int]] = []
+        self.capture_lists: list[int] = []  # token index of each lambda's closing ']'
 
     def _text(self, i: int) -> str:
         return self.t[i].text if 0 <= i < len(self.t) else ""
@@ -121,7 +126,12 @@ class _BodyReader:
             elif tok.text == "<<" and self._text(i + 1) == "<" and t[i + 1].offset == tok.offset + 2:
                 self._launch(i)
             i += 1
-        return FunctionBody(tuple(self.facts), tuple((t[s].line, t[s].column) for s, _ in self.lambda_spans))
+        captures = [(self.match[s], s) for s in self.capture_lists]
+        mentions = tuple(
+            (tok.text, tok.line, tok.column) for m, tok in enumerate(t)
+            if self._variable(m) and not self._checked(m) and not any(a < m < b for a, b in captures)
+        )  # fmt: skip
+        return FunctionBody(tuple(self.facts), tuple((t[s].line, t[s].column) for s, _ in self.lambda_spans), mentions)
 
     # -- structure ---------------------------------------------------------------------------
     def _find_lambdas(self) -> None:
@@ -141,6 +151,7 @@ class _BodyReader:
                 k += 1
             if self._text(k) == "{" and k in self.match:
                 self.lambda_spans.append((k, self.match[k]))
+                self.capture_lists.append(close)
 
     def _in_lambda(self, i: int) -> bool:
         return any(s < i < e for s, e in self.lambda_spans)
@@ -176,6 +187,11 @@ class _BodyReader:
         if name.startswith(CHECK_MACROS):
             self.check_spans.append((open_at, close))
         self.facts.append(Fact("call", name, t[i].line, t[i].column, None, args, self._in_lambda(i), template, checked=checked))
+
+    def _variable(self, m: int) -> bool:
+        """Whether token ``m`` may name a variable: an identifier, not a member, a qualified name's part or a function called."""
+        tok = self.t[m]
+        return tok.kind == "ident" and tok.text not in _NOT_CALLS and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
 
     def _checked(self, i: int) -> bool:
         return any(s < i < e for s, e in self.check_spans)
@@ -396,10 +412,7 @@ class _BodyReader:
             return Operand("", at.line if at else 0, at.column if at else 0)
         text = join(t[start:end])
         first = t[start]
-        names = tuple(dict.fromkeys(
-            tok.text for m, tok in enumerate(t[start:end], start)
-            if tok.kind == "ident" and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
-        ))  # fmt: skip
+        names = tuple((tok.text, tok.line, tok.column) for m, tok in enumerate(t[start:end], start) if self._variable(m))
         k = start
         address = False
         # casts and wrappers the value passes through unchanged
