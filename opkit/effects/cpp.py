@@ -64,6 +64,8 @@ _HARMLESS_CALLS = frozenset(
     c10::str c10::string_view std::string get_npu_format at_npu::native::get_npu_format is_npu torch_npu::utils::is_npu
     at_npu::native::FormatHelper::GetFormat CalcuOpUtil::GetTensorNpuFormat""".split()
 )
+# Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
+_LIBRARY_NAMESPACES = ("at::", "torch::", "c10::", "c10_npu::", "at_npu::", "torch_npu::", "std::", "op_api::", "acl")
 _DTYPES = {
     "kChar": "int8", "kByte": "uint8", "kShort": "int16", "kInt": "int32", "kLong": "int64", "kHalf": "float16", "kFloat": "float32",
     "kDouble": "float64", "kBFloat16": "bfloat16", "kBool": "bool", "kFloat16": "float16", "kInt8": "int8", "kUInt8": "uint8",
@@ -135,10 +137,10 @@ class _Kernels:
         self.inputs = inputs
         self.texts: dict[str, str] = dict(getattr(inputs, "cpp_texts", {}) or {})
         self.functions: dict[str, list] = getattr(inputs, "cpp_functions", {}) or {}
-        self._tokens: dict[str, list] = {}
         self._defined: dict[str, list] = {}  # name → functions with bodies found by searching the texts
         self._searched: set[str] = set()
-        self._interfaces: dict[str, list] | None = None
+        self._interfaces: dict[str, list] = {}
+        self._interface_files: dict[str, list] = {}
         self._opdefs: dict[str, object] | None = None
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
@@ -182,18 +184,6 @@ class _Kernels:
             self._flows[key] = _FlowReader(self, fn, tracked, depth).read()
         return self._flows[key]
 
-    def tokens(self, path: str) -> list:
-        if path not in self._tokens:
-            from opkit.formats.cpp_bodies import code_tokens
-            from opkit.formats.cpp_text import CppTextError
-            from opkit.formats.cpp_tokens import tokenize
-
-            try:
-                self._tokens[path] = code_tokens(tokenize(self.texts[path]))
-            except CppTextError:
-                self._tokens[path] = []
-        return self._tokens[path]
-
     def definition(self, name: str, arity: int | None = None, qualified: str = ""):
         """The one definition (with a body) of function ``name`` in the files read; None if none or several differ.
         ``qualified``: the name as a kernel or call spells it (``ns::f``), which picks that namespace's."""
@@ -213,36 +203,38 @@ class _Kernels:
         return candidates[0] if len(shapes) == 1 else None
 
     def _search(self, name: str) -> list:
-        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read."""
+        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read (each once).
+        An all-capitals name is a macro: never a function with a body."""
         if name in self._searched:
             return self._defined.get(name, [])
         self._searched.add(name)
-        from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
-
+        if name.isupper():
+            return []
         pattern = re.compile(r"\b" + re.escape(name) + r"\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^;{]*)?\{")
+        from opkit.formats.cpp_registrations import find_definitions
+
         found = []
         for path, text in self.texts.items():
-            if name not in text or not pattern.search(text):
-                continue
-            try:
-                records = read_cpp_registrations(path, text)
-            except CppReadError:
-                continue
-            found += [f for f in records.functions if f.short_name == name and f.defined]
+            if name in text and pattern.search(text):
+                found += find_definitions(path, text, name)
         self._defined[name] = found
         return found
 
     def interface(self, name: str):
-        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it."""
-        if self._interfaces is None:
-            from opkit.formats.aclnn_api import mentions_interfaces, read_aclnn_interfaces
+        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it
+        (only files naming ``aclnnXGetWorkspaceSize`` are lexed, each once)."""
+        from opkit.formats.aclnn_api import read_aclnn_interfaces
 
-            self._interfaces = {}
+        if name not in self._interfaces:
+            wanted = name + "GetWorkspaceSize"
+            found = []
             for path, text in self.texts.items():
-                if mentions_interfaces(text):
-                    for found in read_aclnn_interfaces(path, text):
-                        self._interfaces.setdefault(found.name, []).append(found)
-        found = self._interfaces.get(name, [])
+                if wanted in text:
+                    if path not in self._interface_files:
+                        self._interface_files[path] = read_aclnn_interfaces(path, text)
+                    found += [i for i in self._interface_files[path] if i.name == name]
+            self._interfaces[name] = found
+        found = self._interfaces[name]
         decided = [f for f in found if f.dfx_out] or found
         shapes = {tuple((p.tensor, p.output) for p in f.parameters) for f in decided}
         return decided[0] if len(shapes) == 1 else None
@@ -330,14 +322,15 @@ class _FlowReader:
         self.explained: set[tuple[int, int]] = set()  # where a variable is named in a use this reader understood
 
     def read(self) -> _Flow:
-        from opkit.formats.cpp_bodies import read_body
+        from opkit.formats.cpp_bodies import read_body_in
+        from opkit.formats.cpp_text import CppTextError
 
-        tokens = self.k.tokens(self.path)
-        if not tokens:
+        try:
+            body = read_body_in(self.k.texts[self.path], *self.fn.body)
+        except CppTextError:
             for p in self.alias:
                 self.flow.not_known(p, f"{self.path} cannot be read as C++")
             return self.flow
-        body = read_body(tokens, *self.fn.body)
         facts = body.facts
         self.custom_handlers = {f.target.root for f in facts if f.kind == "method" and f.name == "SetCustomHandler" and f.target is not None}
         for fact in facts:
@@ -531,11 +524,14 @@ class _FlowReader:
         if schema is not None:
             self._registered_op(fact, schema, passed)
             return
-        helper = self.k.definition(short, len(fact.args), name) if self.depth < MAX_DEPTH else None
+        library = name.startswith(_LIBRARY_NAMESPACES) or short.startswith(("acl", "rt")) and short[3:4].isupper()
+        helper = self.k.definition(short, len(fact.args), name) if self.depth < MAX_DEPTH and not library else None
         if helper is not None and helper.body != (0, 0) and len(helper.parameters) == len(fact.args):
             self._helper(fact, helper, passed)
             return
-        reason = f"passed to {name}(...), which opkit does not follow" + (f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH else " (not defined in the C++ files read)")
+        reason = f"passed to {name}(...), which opkit does not follow" + (
+            f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH and not library else " (a library function)" if library else " (not defined in the C++ files read)"
+        )
         for _, arg, param in passed:
             self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
 

@@ -81,6 +81,14 @@ def read_body(tokens: list[Token], start: int, end: int) -> FunctionBody:
     return _BodyReader(tokens[first + 1 : last]).read()
 
 
+def read_body_in(text: str, start: int, end: int) -> FunctionBody:
+    """``read_body`` of the body at offsets ``start`` (its ``{``) and ``end`` (its ``}``) of ``text``, lexing that body alone."""
+    from opkit.formats.cpp_tokens import tokenize_span
+
+    tokens = code_tokens(tokenize_span(text, start, end + 1))
+    return _BodyReader(tokens[1:-1]).read()
+
+
 def code_tokens(tokens: list[Token]) -> list[Token]:
     """The tokens a body reader walks: the file's, preprocessor lines left out."""
     return [t for t in tokens if t.kind != "directive"]
