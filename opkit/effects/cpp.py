@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from opkit.formats.cpp_bodies import CHECK_MACROS
 from opkit.effects.model import Allocation, ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
 
 # Dispatch keys whose kernel is the op's computation (not Meta, not an autograd wrapper).
@@ -60,8 +61,11 @@ _HARMLESS_CALLS = frozenset(
     """TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN CHECK_ACL static_assert assert sizeof at::IntArrayRef c10::IntArrayRef
     at::TensorOptions at::dtype at::device at::Device c10::Device at::ScalarType OptionalNPUGuard c10_npu::OptionalNPUGuard
     c10_npu::getCurrentNPUStream getCurrentNPUStream at::SymIntArrayRef c10::SymIntArrayRef c10::nullopt at::Scalar c10::Scalar
-    c10::str c10::string_view std::string""".split()
+    c10::str c10::string_view std::string get_npu_format at_npu::native::get_npu_format is_npu torch_npu::utils::is_npu
+    at_npu::native::FormatHelper::GetFormat CalcuOpUtil::GetTensorNpuFormat""".split()
 )
+# Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
+_LIBRARY_NAMESPACES = ("at::", "torch::", "c10::", "c10_npu::", "at_npu::", "torch_npu::", "std::", "op_api::", "acl")
 _DTYPES = {
     "kChar": "int8", "kByte": "uint8", "kShort": "int16", "kInt": "int32", "kLong": "int64", "kHalf": "float16", "kFloat": "float32",
     "kDouble": "float64", "kBFloat16": "bfloat16", "kBool": "bool", "kFloat16": "float16", "kInt8": "int8", "kUInt8": "uint8",
@@ -133,10 +137,10 @@ class _Kernels:
         self.inputs = inputs
         self.texts: dict[str, str] = dict(getattr(inputs, "cpp_texts", {}) or {})
         self.functions: dict[str, list] = getattr(inputs, "cpp_functions", {}) or {}
-        self._tokens: dict[str, list] = {}
         self._defined: dict[str, list] = {}  # name → functions with bodies found by searching the texts
         self._searched: set[str] = set()
-        self._interfaces: dict[str, list] | None = None
+        self._interfaces: dict[str, list] = {}
+        self._interface_files: dict[str, list] = {}
         self._opdefs: dict[str, object] | None = None
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
@@ -148,9 +152,9 @@ class _Kernels:
         tensors = [a for a in sig.arguments if a.type.is_tensor]
         fn = resolve_kernel(self.functions, kernel)
         if fn is not None and not fn.defined:
-            fn = self.definition(fn.short_name, len(fn.parameters)) or fn
+            fn = self.definition(fn.short_name, len(fn.parameters), fn.name) or fn
         elif fn is None and kernel.kind == "function":
-            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments))
+            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments), kernel.name)
         name = kernel.name or "the lambda"
         if fn is None or not fn.defined or fn.body == (0, 0) or fn.path not in self.texts:
             why = f"the body of {name} is not in the C++ files read" if kernel.kind in ("function", "lambda") else f"a {kernel.kind} kernel ({name})"
@@ -180,59 +184,57 @@ class _Kernels:
             self._flows[key] = _FlowReader(self, fn, tracked, depth).read()
         return self._flows[key]
 
-    def tokens(self, path: str) -> list:
-        if path not in self._tokens:
-            from opkit.formats.cpp_bodies import code_tokens
-            from opkit.formats.cpp_text import CppTextError
-            from opkit.formats.cpp_tokens import tokenize
+    def definition(self, name: str, arity: int | None = None, qualified: str = ""):
+        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ.
+        ``qualified``: the name as a kernel or call spells it (``ns::f``), which picks that namespace's."""
+        qualified = qualified.lstrip(":")
 
-            try:
-                self._tokens[path] = code_tokens(tokenize(self.texts[path]))
-            except CppTextError:
-                self._tokens[path] = []
-        return self._tokens[path]
+        def named(functions):
+            functions = list(functions)
+            if "::" not in qualified:
+                return functions
+            exact = [f for f in functions if f.name == qualified]
+            return exact or [f for f in functions if f.name.endswith("::" + qualified) or qualified.endswith("::" + f.name)]
 
-    def definition(self, name: str, arity: int | None = None):
-        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ."""
-        candidates = [f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)]
-        if not candidates:
-            candidates = self._search(name)
+        candidates = named(f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)) or named(self._search(name))
         if arity is not None:
             candidates = [f for f in candidates if len(f.parameters) == arity] or ([] if len({len(f.parameters) for f in candidates}) > 1 else candidates)
         shapes = {tuple(p.type for p in f.parameters) for f in candidates}
         return candidates[0] if len(shapes) == 1 else None
 
     def _search(self, name: str) -> list:
-        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read."""
+        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read (each once).
+        An all-capitals name is a macro: never a function with a body."""
         if name in self._searched:
             return self._defined.get(name, [])
         self._searched.add(name)
-        from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
-
+        if name.isupper():
+            return []
         pattern = re.compile(r"\b" + re.escape(name) + r"\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^;{]*)?\{")
+        from opkit.formats.cpp_registrations import find_definitions
+
         found = []
         for path, text in self.texts.items():
-            if name not in text or not pattern.search(text):
-                continue
-            try:
-                records = read_cpp_registrations(path, text)
-            except CppReadError:
-                continue
-            found += [f for f in records.functions if f.short_name == name and f.defined]
+            if name in text and pattern.search(text):
+                found += find_definitions(path, text, name)
         self._defined[name] = found
         return found
 
     def interface(self, name: str):
-        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it."""
-        if self._interfaces is None:
-            from opkit.formats.aclnn_api import mentions_interfaces, read_aclnn_interfaces
+        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it
+        (only files naming ``aclnnXGetWorkspaceSize`` are lexed, each once)."""
+        from opkit.formats.aclnn_api import read_aclnn_interfaces
 
-            self._interfaces = {}
+        if name not in self._interfaces:
+            wanted = name + "GetWorkspaceSize"
+            found = []
             for path, text in self.texts.items():
-                if mentions_interfaces(text):
-                    for found in read_aclnn_interfaces(path, text):
-                        self._interfaces.setdefault(found.name, []).append(found)
-        found = self._interfaces.get(name, [])
+                if wanted in text:
+                    if path not in self._interface_files:
+                        self._interface_files[path] = read_aclnn_interfaces(path, text)
+                    found += [i for i in self._interface_files[path] if i.name == name]
+            self._interfaces[name] = found
+        found = self._interfaces[name]
         decided = [f for f in found if f.dfx_out] or found
         shapes = {tuple((p.tensor, p.output) for p in f.parameters) for f in decided}
         return decided[0] if len(shapes) == 1 else None
@@ -316,22 +318,36 @@ class _FlowReader:
         self.allocation: dict[str, Allocation] = {}
         self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
         self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
+        self.ever: dict[str, str] = {p: p for p in tracked}  # every variable that was a parameter, a view or a pointer of one
+        self.explained: set[tuple[int, int]] = set()  # where a variable is named in a use this reader understood
 
     def read(self) -> _Flow:
-        from opkit.formats.cpp_bodies import read_body
+        from opkit.formats.cpp_bodies import read_body_in
+        from opkit.formats.cpp_text import CppTextError
 
-        tokens = self.k.tokens(self.path)
-        if not tokens:
+        try:
+            body = read_body_in(self.k.texts[self.path], *self.fn.body)
+        except CppTextError:
             for p in self.alias:
                 self.flow.not_known(p, f"{self.path} cannot be read as C++")
             return self.flow
-        body = read_body(tokens, *self.fn.body)
         facts = body.facts
         self.custom_handlers = {f.target.root for f in facts if f.kind == "method" and f.name == "SetCustomHandler" and f.target is not None}
         for fact in facts:
             handler = getattr(self, "_" + fact.kind)
             handler(fact)
+        # a tensor named anywhere the facts do not explain (a macro's arguments, an aggregate, a condition):
+        # what is done with it there is not known
+        for name, line, column in body.mentions:
+            param = self.ever.get(name)
+            if param is not None and (line, column) not in self.explained:
+                self.flow.not_known(param, f"{name} is used at {self.path}:{line} in a way opkit does not read")
         return self.flow
+
+    def explain(self, *operands) -> None:
+        for operand in operands:
+            if operand is not None:
+                self.explained.update((line, column) for _, line, column in operand.names)
 
     def evidence(self, fact, why: str) -> Evidence:
         return Evidence(self.path, fact.line, fact.column, why)
@@ -353,8 +369,10 @@ class _FlowReader:
     def _touched(self, operand) -> str | None:
         """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
         its data (``x.data_ptr()``, a variable holding one, ``&x``); not a value computed from it (``x.size(0)``)."""
-        if operand is None or not operand.root or operand.call:
+        if operand is None or operand.call:
             return None
+        if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
+            return next((self.alias.get(n) or self.pointers.get(n) for n, _, _ in operand.names if n in self.alias or n in self.pointers), None)
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
@@ -369,18 +387,20 @@ class _FlowReader:
     def _assign(self, fact) -> None:
         source = fact.target
         name = fact.name
+        param = self.param_of(source)
+        touched = self._touched(source)
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
         self.allocation.pop(name, None)
+        self.explained.add((fact.line, fact.column))
+        self.explain(source)
         if source is None:
             return
-        param = self.param_of(source)
         if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
-            self.alias[name] = param
+            self.alias[name] = self.ever[name] = param
             return
-        touched = self._touched(source)
-        if touched is not None and source.chain and source.chain[-1] in POINTER_METHODS:
-            self.pointers[name] = touched
+        if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
+            self.pointers[name] = self.ever[name] = touched
             return
         if source.call in VIEW_FUNCTIONS:
             return  # its first argument's view: read through the call fact below
@@ -422,28 +442,39 @@ class _FlowReader:
     def _method(self, fact) -> None:
         receiver = fact.target
         name = fact.name
+        self.explain(receiver)
         if name in SYNC_METHODS or (name == "to" and any("kCPU" in a.text or a.text == '"cpu"' for a in fact.args)):
             if self._tensorish(receiver):
-                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}() waits for the device and copies to the host"))
-        if name == "Run" and receiver is not None and receiver.root and not receiver.call:
-            if ("Name" in receiver.chain or self._is_opcommand(receiver.root)) and receiver.root not in self.custom_handlers:
+                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}({', '.join(a.text for a in fact.args)}) waits for the device and copies to the host"))
+        opcommand = receiver is not None and receiver.root and not receiver.call and (
+            "Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)
+        )
+        if name == "Run" and opcommand:
+            if receiver.root not in self.custom_handlers:
                 self.flow.aclop.append(self.evidence(fact, f"{receiver.root}.Run() runs the OpCommand on the aclop path"))
             return
-        if name == "Output" and receiver is not None and ("Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)):
-            if fact.args:
+        if opcommand and name in ("Input", "Output", "Name", "Attr", "InputWithoutContiguous", "Sync", "SetCustomHandler"):
+            self.explain(*fact.args)
+            if name == "Output" and fact.args:
                 param = self.param_of(fact.args[0])
                 if param is not None:
                     self.flow.write(param, self.evidence(fact, f"OpCommand .Output({fact.args[0].text})"))
+                elif self._touched(fact.args[0]) is not None:
+                    self.flow.not_known(self._touched(fact.args[0]), f"{fact.args[0].text} is an OpCommand output, line {fact.line}")
             return
         param = self.param_of(receiver)
         if param is not None and name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE:
             self.flow.write(param, self.evidence(fact, f"{receiver.text}.{name}(...) writes it in place"))
-        # arguments of a method: a tensor method reads its arguments; other objects' methods are not followed
-        if receiver is not None and receiver.root and not self._tensorish(receiver) and not self._is_opcommand(receiver.root):
-            for arg in fact.args:
-                touched = self._touched(arg)
-                if touched is not None and (arg.address or self.pointers.get(arg.root)):
-                    self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+        if self._tensorish(receiver) or receiver is None or not receiver.root:
+            self.explain(*fact.args)  # a tensor method reads its arguments
+            return
+        # another object's method given a tensor (``v.push_back(x)``, ``params.set(x)``): not followed
+        for arg in fact.args:
+            touched = self._touched(arg)
+            if touched is not None:
+                self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+            else:
+                self.explain(arg)
 
     def _tensorish(self, operand) -> bool:
         return operand is not None and (operand.root in self.alias or operand.root in self.allocation)
@@ -461,10 +492,15 @@ class _FlowReader:
     def _call(self, fact) -> None:
         name = fact.name
         short = name.rsplit("::", 1)[-1]
+        if (fact.checked or name.startswith(CHECK_MACROS)) and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
+            self.explain(*fact.args)
+            return  # TORCH_CHECK(...) and what its condition calls: tests, computes nothing kept
         if short in EXEC_MACROS:
+            self.explain(*fact.args)
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return
         if short.startswith("aclnn") and short.endswith("GetWorkspaceSize"):
+            self.explain(*fact.args)
             self._aclnn(fact, short.removesuffix("GetWorkspaceSize"), fact.args[:-2])
             return
         if name in SYNC_FUNCTIONS or short in SYNC_FUNCTIONS:
@@ -474,8 +510,10 @@ class _FlowReader:
             return  # queues the lambda given: its body is read with the function's
         passed = [(i, a, self._touched(a)) for i, a in enumerate(fact.args)]
         passed = [(i, a, p) for i, a, p in passed if p is not None]
+        self.explain(*(a for a in fact.args if self._touched(a) is None))
         if not passed:
             return
+        self.explain(*fact.args)  # understood below, or marked unknown
         if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
             return
         if name.startswith(("at::", "torch::")) and name.count("::") == 1:
@@ -486,11 +524,14 @@ class _FlowReader:
         if schema is not None:
             self._registered_op(fact, schema, passed)
             return
-        helper = self.k.definition(short, len(fact.args)) if self.depth < MAX_DEPTH else None
+        library = name.startswith(_LIBRARY_NAMESPACES) or short.startswith(("acl", "rt")) and short[3:4].isupper()
+        helper = self.k.definition(short, len(fact.args), name) if self.depth < MAX_DEPTH and not library else None
         if helper is not None and helper.body != (0, 0) and len(helper.parameters) == len(fact.args):
             self._helper(fact, helper, passed)
             return
-        reason = f"passed to {name}(...), which opkit does not follow" + (f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH else " (not defined in the C++ files read)")
+        reason = f"passed to {name}(...), which opkit does not follow" + (
+            f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH and not library else " (a library function)" if library else " (not defined in the C++ files read)"
+        )
         for _, arg, param in passed:
             self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
 
@@ -543,6 +584,8 @@ class _FlowReader:
         interface = self.k.interface(aclnn)
         if interface is not None:
             where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
+            if not any(p.output for p in interface.parameters):
+                return {}, where, f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say"
             if len(interface.parameters) != count:
                 return {}, where, f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}"
             return {i: p.name for i, p in enumerate(interface.parameters) if p.output}, where, ""
@@ -568,6 +611,7 @@ class _FlowReader:
                 self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
 
     def _return(self, fact) -> None:
+        self.explain(*fact.args)
         if fact.in_lambda:
             return
         values = []
@@ -579,6 +623,9 @@ class _FlowReader:
                 values.append(("fresh", self.allocation[value.root]))
             elif value.call and not value.chain and self._allocation(value) is not None:
                 values.append(("fresh", self._allocation(value)))
+            elif value.root in self.alias and value.chain and value.chain[-1] == "clone" and all(c in VIEW_METHODS for c in value.chain[:-1]):
+                like = f"like:{self.alias[value.root]}"
+                values.append(("fresh", Allocation(like, like, like, Evidence(self.path, value.line, value.column, value.text))))
             else:
                 values.append(None)
         self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))

@@ -98,3 +98,17 @@ def side_effect_ops(project: LintProject) -> dict[str, tuple[str, int]]:
 
 def has_side_effect(project: LintProject, op: str) -> bool:
     return op.split(".", 1)[0] in side_effect_ops(project)
+
+
+def returns_place(promise: Promise) -> tuple[int, int]:
+    """The file (line, column) of the schema's ``->``."""
+    at = promise.site.text.find("->")
+    return promise.site.place(at + 1) if at >= 0 else (promise.site.line, promise.site.column)
+
+
+def impls(meta: str, device: str = "my_op") -> tuple[str, str]:
+    """The examples' two registrations of my_op: the device kernel ``device`` and the Meta kernel ``meta``."""
+    return (
+        f'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) {{ m.impl("my_op", TORCH_FN({device})); }}',
+        f'TORCH_LIBRARY_IMPL(my_ops, Meta, m) {{ m.impl("my_op", &{meta}); }}',
+    )
