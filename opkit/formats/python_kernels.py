@@ -795,6 +795,12 @@ class _FileReader:
         tensors = {p: p for p in params if (function.annotated_types.get(p) or "Tensor").startswith("Tensor")}
         reader = _Body(self, fn, tensors, 0, frozenset())
         reader.read()
+        if all(isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) for stmt in fn.body):
+            # ``...``, ``pass`` or a docstring alone: a stub, not yet the kernel (what it will write is unknown)
+            stmt = fn.body[-1]
+            why = f"the kernel is a stub (its body is `{ast.unparse(stmt)[:20]}`, line {stmt.lineno}): what it will write is not written yet"
+            reader.opaque.append(Opaque(stmt.lineno, stmt.col_offset + 1, why, tuple(tensors)))
+            reader.exits.append(Exit(stmt.lineno, stmt.col_offset + 1, (Returned("unknown", stmt.lineno, stmt.col_offset + 1, why),), False))
         falls_off = not reader.exits or not isinstance(fn.body[-1], (ast.Return, ast.Raise))
         return KernelBody(
             fn.name, fn.lineno, fn.col_offset + 1, tuple(params), tuple(reader.writes), tuple(reader.op_calls), tuple(reader.opaque),

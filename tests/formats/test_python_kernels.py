@@ -143,7 +143,7 @@ def test_library_impl_kernels_map_parameters_to_the_schema_by_position() -> None
 
     @impl(lib, "store", "CPU")
     def store_cpu(c, v):
-        pass
+        return None
     """
     e = effects(source)["t::store"]
     assert [k.dispatch_key for k in e.kernels] == ["CPU", "PrivateUse1"] or sorted(k.dispatch_key for k in e.kernels) == ["CPU", "PrivateUse1"]
@@ -201,6 +201,11 @@ def test_a_syntax_error_is_an_input_error_with_its_line() -> None:
     with pytest.raises(InputError) as exc:
         read_python_kernels("k.py", "import torch\n@torch.library.custom_op('t::f', mutates_args=())\ndef f(:\n")
     assert exc.value.line == 3
+
+
+def test_a_stub_body_is_unknown_not_unwritten() -> None:
+    e = effects(CUSTOM_OP.format(mutates="('y',)", body="..."))["t::f"]
+    assert written(e, "y") is Knowledge.UNKNOWN and "stub" in e.argument("y").unknown_because
 
 
 def test_a_module_without_registrations_is_not_parsed() -> None:

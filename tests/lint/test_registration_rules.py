@@ -820,13 +820,19 @@ def test_every_custom_op_finding_as_the_user_reads_it(tmp_path):
         ("K201", "ops.py", 4, 2, f"kernel my_add_ writes 'y' ({path}:6:5: y.add_(...)), but the schema does not annotate it: torch.compile "
          "assumes 'y' unchanged: reads of it may move before the write and graph replays keep stale copies",
          'list it: mutates_args=(..., "y") (the inferred schema then reads `Tensor(a!) y`)'),
+        ("K202", "ops.py", 4, 2, "the schema marks 'x' written (`Tensor(a0!) x`), but kernel my_add_ never writes it: each call clones it and is "
+         "ordered as a write", "drop 'x' from mutates_args, or keep it for ordering with a comment and `# noqa: K202`"),
         ("M008", "ops.py", 4, 2, "mutates_args covers ['x'] but <schema>:1 declares ['x', 'y'] as Tensor(a!)", None),
         ("M007", "ops.py", 9, 2, "_ returns 'x' (the mutated input) at line 11, but the schema returns (): return None", None),
         ("M013", "ops.py", 9, 2, "fake parameter 'y' is annotated float, custom_op my_add_ says Tensor", None),
         ("M013", "ops.py", 9, 2, "fake returns SymInt, custom_op my_add_ returns ()", None),
+        ("K202", "ops.py", 14, 2, "the schema marks 'x' written (`Tensor(a0!) x`), but kernel my_any never writes it: each call clones it and is "
+         "ordered as a write", "drop 'x' from mutates_args, or keep it for ordering with a comment and `# noqa: K202`"),
         ("M001", "ops.py", 14, 2, "op 'my_any' has no register_fake in the linted Python files", hint.format("my_any")),
         ("M009", "ops.py", 14, 2, 'custom_op mylib::my_any declares mutates_args="unknown": every tensor argument counts as written', None),
         ("M012", "ops.py", 19, 2, "custom_op mylib::my_pad: tuple annotation tuple[int, int] is not supported for parameters; use list[...]", None),
+        ("K202", "ops.py", 24, 2, "the schema marks 'y' written (`Tensor(b!) y`), but kernel my_scale never writes it: each call clones it and is "
+         "ordered as a write", "drop 'y' from mutates_args, or keep it for ordering with a comment and `# noqa: K202`"),
         ("M001", "ops.py", 24, 2, "op 'my_scale' has no register_fake in the linted Python files", hint.format("my_scale")),
         ("M012", "ops.py", 24, 2, "custom_op mylib::my_scale: schema= marks ['x', 'y'] as Tensor(a!) but mutates_args is ['x']", None),
     ]  # fmt: skip

@@ -45,5 +45,6 @@ def annotation_never_written(project: LintProject) -> Iterator[Violation]:
                 f"the schema marks '{arg.name}' written (`{arg}`), "
                 f"but kernel {kernel_name(promise.effects)} never writes it: each call clones it and is ordered as a write",
                 line=line, column=column, path=promise.site.path, op=promise.op,
-                hint=f"drop the annotation (`Tensor {arg.name}`), or keep it for ordering with a comment and `// noqa: K202`",
+                hint=(f"drop '{arg.name}' from mutates_args, or keep it for ordering with a comment and `# noqa: K202`" if promise.inferred else
+                      f"drop the annotation (`Tensor {arg.name}`), or keep it for ordering with a comment and `{'#' if promise.site.path.endswith('.py') else '//'} noqa: K202`"),
             )  # fmt: skip
