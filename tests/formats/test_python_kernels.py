@@ -245,3 +245,33 @@ def test_lint_reads_a_kernel_registered_on_a_library_of_a_sibling_module(tmp_pat
         assert "torch.compile removes the call" in k201[0].message
     else:
         assert k201 == []
+
+
+_GENERIC = {
+    # rule: (kernel that fires it, its correct twin)
+    "K201": ('@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor, cache: torch.Tensor) -> None:\n    cache[0] = x[0]\n',
+             '@torch.library.custom_op("pg::k", mutates_args=("cache",))\ndef k(x: torch.Tensor, cache: torch.Tensor) -> None:\n    cache[0] = x[0]\n'),
+    "K202": ('@torch.library.custom_op("pg::k", mutates_args=("x", "y"))\ndef k(x: torch.Tensor, y: torch.Tensor) -> None:\n    y.copy_(x)\n',
+             '@torch.library.custom_op("pg::k", mutates_args=("y",))\ndef k(x: torch.Tensor, y: torch.Tensor) -> None:\n    y.copy_(x)\n'),
+    "K203": ('@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor) -> torch.Tensor:\n    return x.view(-1)\n',
+             '@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor) -> torch.Tensor:\n    return x.view(-1).clone()\n'),
+    "K207": ('@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor) -> None:\n    y = x * 2\n',
+             '@torch.library.custom_op("pg::k", mutates_args=("x",))\ndef k(x: torch.Tensor) -> None:\n    x.mul_(2)\n'),
+    "K209": ('@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor) -> torch.Tensor:\n    return x / x.max().item()\n',
+             '@torch.library.custom_op("pg::k", mutates_args=())\ndef k(x: torch.Tensor) -> torch.Tensor:\n    return x / x.max()\n'),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("code", sorted(_GENERIC))
+def test_the_generic_kernel_rules_fire_on_python_kernels_and_not_on_their_twins(tmp_path, code: str) -> None:
+    from opkit.lint import lint
+
+    fires, twin = _GENERIC[code]
+    for name, body, expected in (("fires.py", fires, [code]), ("twin.py", twin, [])):
+        path = tmp_path / name
+        path.write_text("import torch\n\n" + body + "\n\n@k.register_fake\ndef _(*args):\n    return None\n")
+        codes = [f.code for f in lint([str(path)], use_cache=False).findings if f.code.startswith("K2")]
+        assert codes == expected, (name, codes)
+        if expected:
+            (finding,) = [f for f in lint([str(path)], use_cache=False).findings if f.code == code]
+            assert (finding.line, finding.column) == (3, 2)  # at the custom_op decorator: its schema is inferred there

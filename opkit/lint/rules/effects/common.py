@@ -101,7 +101,9 @@ def has_side_effect(project: LintProject, op: str) -> bool:
 
 
 def returns_place(promise: Promise) -> tuple[int, int]:
-    """The file (line, column) of the schema's ``->``."""
+    """The file (line, column) of the schema's ``->`` (an inferred schema's registration, which has none in the file)."""
+    if promise.inferred:
+        return promise.site.line, promise.site.column
     at = promise.site.text.find("->")
     return promise.site.place(at + 1) if at >= 0 else (promise.site.line, promise.site.column)
 
