@@ -105,7 +105,7 @@ def schema_for(qualname: str, kernels: list[tuple[PythonKernelFile, PythonKernel
 
 def op_effects(qualname: str, kernels: list[tuple[PythonKernelFile, PythonKernel]], schema_of: SchemaLookup = _no_schemas) -> OpEffects:
     sig = schema_for(qualname, kernels, schema_of)
-    sites = tuple(KernelSite(k.body.function, "python", k.dispatch_key, f.path, k.body.line, k.body.column) for f, k in kernels)
+    sites = tuple(KernelSite(k.body.function, "python", k.dispatch_key, k.body.path or f.path, k.body.line, k.body.column) for f, k in kernels)
     unknowns: list[str] = []
     if sig is None:
         unknowns.append(f"no schema of {qualname} is known: the kernel's parameters are not mapped to schema arguments")
@@ -117,6 +117,7 @@ def op_effects(qualname: str, kernels: list[tuple[PythonKernelFile, PythonKernel
     tensor_names: list[str] = [a.name for a in sig.arguments if a.is_tensor] if sig else []
     for file, kernel in kernels:
         body = kernel.body
+        path = body.path or file.path  # an op_func imported from another module is read there
         names = _parameter_names(body, sig)
         if sig is None:
             for p in body.parameters:
@@ -126,19 +127,19 @@ def op_effects(qualname: str, kernels: list[tuple[PythonKernelFile, PythonKernel
         for w in body.writes:
             name = names.get(w.parameter)
             if name in tensors:
-                written.setdefault(name, []).append(Evidence(file.path, w.line, w.column, w.why))
+                written.setdefault(name, []).append(Evidence(path, w.line, w.column, w.why))
         for o in body.opaque:
             for p in o.parameters:
                 name = names.get(p)
                 if name in tensors:
-                    unknown.setdefault(name, []).append(f"{file.path}:{o.line}: {o.why}")
+                    unknown.setdefault(name, []).append(f"{path}:{o.line}: {o.why}")
         for call in body.op_calls:
-            _op_call(call, file.path, names, tensors, schema_of, written, unknown)
+            _op_call(call, path, names, tensors, schema_of, written, unknown)
         for s in body.syncs:
             if s.on is None or names.get(s.on) in tensors:
-                syncs.append(Evidence(file.path, s.line, s.column, s.why))
-        side_effects += [Evidence(file.path, s.line, s.column, s.why) for s in body.side_effects]
-        returns.append(_returns(body, sig, names, file.path))
+                syncs.append(Evidence(path, s.line, s.column, s.why))
+        side_effects += [Evidence(path, s.line, s.column, s.why) for s in body.side_effects]
+        returns.append(_returns(body, sig, names, path))
     arguments = []
     for name in tensor_names:
         if name in written:

@@ -24,6 +24,7 @@ turns these facts into the kernel-effects model.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -191,6 +192,7 @@ class KernelBody:
     exits: tuple[Exit, ...] = ()
     falls_off: bool = False  # some path ends without ``return``
     annotated_types: dict[str, str | None] = field(default_factory=dict, compare=False)
+    path: str = ""  # the module the function is defined in, where it is not the registering one (an imported op_func)
 
 
 @dataclass(frozen=True)
@@ -408,12 +410,6 @@ class _Body:
             self.expression(stmt.subject)
             for case in stmt.cases:
                 self.block(case.body)
-            return
-        if isinstance(stmt, ast.Raise) and self.depth == 0 and _not_implemented(stmt.exc):
-            # A placeholder (what ``opkit new`` writes for the user to fill in): not yet the kernel.
-            why = f"the kernel is a placeholder that raises NotImplementedError (line {stmt.lineno}): what it will write is not written yet"
-            self.opaque.append(Opaque(stmt.lineno, stmt.col_offset + 1, why, tuple(dict.fromkeys(p for p, _ in self.origin.values()))))
-            self.exits.append(Exit(stmt.lineno, stmt.col_offset + 1, (Returned("unknown", stmt.lineno, stmt.col_offset + 1, why),), False))
             return
         if isinstance(stmt, ast.Assert):
             self.expression(stmt.test)
@@ -746,6 +742,7 @@ def _to_cpu(call: ast.Call) -> bool:
 class _FileReader:
     def __init__(self, path: str, tree: ast.Module, modules: ModuleReader | None = None):
         self.path = path
+        self.modules = modules
         self.nodes = walk(tree)
         self.names = _Names([node for node, _ in self.nodes["imports"]])
         self.libraries = _assigned_libraries(self.nodes["assigns"], self.names)
@@ -795,10 +792,15 @@ class _FileReader:
         tensors = {p: p for p in params if (function.annotated_types.get(p) or "Tensor").startswith("Tensor")}
         reader = _Body(self, fn, tensors, 0, frozenset())
         reader.read()
-        if all(isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) for stmt in fn.body):
-            # ``...``, ``pass`` or a docstring alone: a stub, not yet the kernel (what it will write is unknown)
-            stmt = fn.body[-1]
-            why = f"the kernel is a stub (its body is `{ast.unparse(stmt)[:20]}`, line {stmt.lineno}): what it will write is not written yet"
+        placeholder = next((stmt for stmt in fn.body if isinstance(stmt, ast.Raise) and _not_implemented(stmt.exc)), None)
+        stub = all(isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) for stmt in fn.body)
+        if placeholder is not None or stub:
+            # A placeholder (``raise NotImplementedError`` in the body itself, what ``opkit new`` writes for the user
+            # to fill in) or a stub (``...``, ``pass``, a docstring alone): not yet the kernel.
+            stmt = placeholder or fn.body[-1]
+            why = (f"the kernel is a placeholder that raises NotImplementedError (line {stmt.lineno}): what it will write is not written yet"
+                   if placeholder is not None else
+                   f"the kernel is a stub (its body is `{ast.unparse(stmt)[:20]}`, line {stmt.lineno}): what it will write is not written yet")  # fmt: skip
             reader.opaque.append(Opaque(stmt.lineno, stmt.col_offset + 1, why, tuple(tensors)))
             reader.exits.append(Exit(stmt.lineno, stmt.col_offset + 1, (Returned("unknown", stmt.lineno, stmt.col_offset + 1, why),), False))
         falls_off = not reader.exits or not isinstance(fn.body[-1], (ast.Return, ast.Raise))
@@ -807,15 +809,83 @@ class _FileReader:
             tuple(reader.syncs), tuple(reader.side_effects), tuple(reader.exits), falls_off, dict(function.annotated_types),
         )  # fmt: skip
 
-    def add(self, namespace: str, op: str, key: str, style: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, at: ast.AST, mutates=None, schema=None) -> PythonKernel | None:
+    def add(self, namespace: str, op: str, key: str, style: str, fn, at: ast.AST, mutates=None, schema=None, reader: _FileReader | None = None) -> PythonKernel | None:
+        """``reader``: the module ``fn`` is defined in, where it is not this one (an imported op_func)."""
         if key in _NOT_KERNEL_KEYS:
             return None
-        kernel = PythonKernel(namespace, op, key, style, self.body(fn), at.lineno, at.col_offset + 1, mutates, schema)
+        body = (reader or self).body(fn)
+        if reader is not None:
+            body = dataclasses.replace(body, path=reader.path)
+        kernel = PythonKernel(namespace, op, key, style, body, at.lineno, at.col_offset + 1, mutates, schema)
         self.result.kernels.append(kernel)
         return kernel
 
     def function(self, node: ast.expr | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         return self.defs.get(node.id) if isinstance(node, ast.Name) else None
+
+    def imported(self, node: ast.expr | None) -> tuple[_FileReader, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """A function this module imports from another module of the package (``from .x import f``, ``from
+        pkg.x import f`` where this file lies in ``pkg/``), with the reader of that module."""
+        if self.modules is None or not isinstance(node, ast.Name):
+            return None
+        for imp, _ in self.nodes["imports"]:
+            if not isinstance(imp, ast.ImportFrom) or not imp.module and not imp.level:
+                continue
+            alias = next((a for a in imp.names if (a.asname or a.name) == node.id), None)
+            if alias is None:
+                continue
+            for path in _module_paths(self.path, imp):
+                text = self.modules(path)
+                if text is None:
+                    continue
+                try:
+                    other = _FileReader(path, ast.parse(text, filename=path), None)
+                except (SyntaxError, ValueError):
+                    return None
+                fn = other.defs.get(alias.name)
+                return (other, fn) if fn is not None else None
+        return None
+
+    def add(self, namespace: str, op: str, key: str, style: str, fn, at: ast.AST, mutates=None, schema=None, reader: _FileReader | None = None) -> PythonKernel | None:
+        """``reader``: the module ``fn`` is defined in, where it is not this one (an imported op_func)."""
+        if key in _NOT_KERNEL_KEYS:
+            return None
+        body = (reader or self).body(fn)
+        if reader is not None:
+            body = dataclasses.replace(body, path=reader.path)
+        kernel = PythonKernel(namespace, op, key, style, body, at.lineno, at.col_offset + 1, mutates, schema)
+        self.result.kernels.append(kernel)
+        return kernel
+
+    def function(self, node: ast.expr | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        return self.defs.get(node.id) if isinstance(node, ast.Name) else None
+
+    def imported_body(self, node: ast.expr | None) -> KernelBody | None:
+        """The body of a function this module imports from another module of the package (``from .x import f``,
+        ``from pkg.x import f`` where this file lies in ``pkg/``), read in that module."""
+        if self.modules is None or not isinstance(node, ast.Name):
+            return None
+        for imp, _ in self.nodes["imports"]:
+            if not isinstance(imp, ast.ImportFrom) or not imp.module and not imp.level:
+                continue
+            alias = next((a for a in imp.names if (a.asname or a.name) == node.id), None)
+            if alias is None:
+                continue
+            for path in _module_paths(self.path, imp):
+                text = self.modules(path)
+                if text is None:
+                    continue
+                try:
+                    other = _FileReader(path, ast.parse(text, filename=path), None)
+                except (SyntaxError, ValueError):
+                    return None
+                fn = other.defs.get(alias.name)
+                if fn is None:
+                    return None
+                body = other.body(fn)
+                return KernelBody(body.function, body.line, body.column, body.parameters, body.writes, body.op_calls, body.opaque, body.syncs,
+                                  body.side_effects, body.exits, body.falls_off, body.annotated_types, path)  # fmt: skip
+        return None
 
     def op_name(self, node: ast.expr | None) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -889,7 +959,9 @@ class _FileReader:
         qualified = self.names.qualify(func) or ""
         if qualified.rsplit(".", 1)[-1] == DIRECT_REGISTER:
             name = _str_arg(call, 0, "op_name")
-            fn = self.function(_arg(call, 1, "op_func"))
+            fn, reader = self.function(_arg(call, 1, "op_func")), self
+            if fn is None and (found := self.imported(_arg(call, 1, "op_func"))) is not None:
+                reader, fn = found
             if not name or fn is None:
                 return
             target = _arg(call, 4, "target_lib")
@@ -905,8 +977,8 @@ class _FileReader:
             else:
                 mutates = _mutates_args(ast.Call(ast.Name("f"), [], [ast.keyword("mutates_args", node)]))
             key = _str_arg(call, 5, "dispatch_key") or "PrivateUse1"  # the platform's key; vllm-ascend's and sglang's NPU platforms: PrivateUse1
-            schema = self.infer(fn, mutates, f"{namespace}::{name}" if namespace else name, None)
-            self.add(namespace, name, key, "direct_register_custom_op", fn, call, mutates, schema)
+            schema = reader.infer(fn, mutates, f"{namespace}::{name}" if namespace else name, None)
+            self.add(namespace, name, key, "direct_register_custom_op", fn, call, mutates, schema, reader if reader is not self else None)
 
     def infer(self, fn, mutates, qualname: str, dec: ast.Call | None) -> str | None:
         if dec is not None:
@@ -919,6 +991,23 @@ class _FileReader:
             return infer_schema(_function(fn, self.names, [], frozenset(), frozenset()), mutates, qualname, self.names)
         except NotInferable:
             return None
+
+
+def _module_paths(path: str, node: ast.ImportFrom) -> list[str]:
+    """Where the module ``node`` imports from lies, for an import within ``path``'s own package."""
+    import os
+
+    parts = node.module.split(".") if node.module else []
+    if node.level:
+        base = os.path.dirname(path)
+        for _ in range(node.level - 1):
+            base = os.path.dirname(base)
+    else:  # ``from pkg.x import f`` in .../pkg/...: the directory holding ``pkg``
+        here = os.path.normpath(os.path.dirname(path)).split(os.sep)
+        if not parts or parts[0] not in here:
+            return []
+        base = os.sep.join(here[: len(here) - here[::-1].index(parts[0]) - 1]) or os.sep
+    return [os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")]
 
 
 def _device_keys(node: ast.expr | None) -> list[str]:

@@ -275,3 +275,27 @@ def test_the_generic_kernel_rules_fire_on_python_kernels_and_not_on_their_twins(
         if expected:
             (finding,) = [f for f in lint([str(path)], use_cache=False).findings if f.code == code]
             assert (finding.line, finding.column) == (3, 2)  # at the custom_op decorator: its schema is inferred there
+
+
+def test_an_op_func_imported_from_another_module_of_the_package_is_read_there(tmp_path) -> None:
+    """vllm-ascend registers ``direct_register_custom_op(op_func=rope_forward_oot)`` with the function imported
+    from ``vllm_ascend.ops.rotary_embedding``: its body is read in that module, its evidence names that file."""
+    from types import SimpleNamespace
+
+    from opkit.effects.python import produce
+
+    package = tmp_path / "pkg"
+    (package / "ops").mkdir(parents=True)
+    kern = package / "ops" / "kern.py"
+    kern.write_text("import torch\n\n\ndef store(cache: torch.Tensor, x: torch.Tensor) -> None:\n    cache.copy_(x)\n")
+    reg = package / "ops" / "reg.py"
+    reg.write_text(
+        "from vllm.utils.torch_utils import direct_register_custom_op\nfrom pkg.ops.kern import store\n\n"
+        'direct_register_custom_op(op_name="store", op_func=store, mutates_args=[])\n'
+    )
+    files = [SimpleNamespace(path=str(p), text=p.read_text(), schema_sites=lambda: []) for p in (kern, reg)]
+    (e,) = produce(SimpleNamespace(python_files=files))
+    assert e.op == "vllm::store" and e.kernels[0].path == str(kern)
+    (evidence,) = e.argument("cache").evidence
+    assert (evidence.path, evidence.line) == (str(kern), 5)
+    assert e.argument("x").written is Knowledge.NO
