@@ -860,33 +860,6 @@ class _FileReader:
     def function(self, node: ast.expr | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         return self.defs.get(node.id) if isinstance(node, ast.Name) else None
 
-    def imported_body(self, node: ast.expr | None) -> KernelBody | None:
-        """The body of a function this module imports from another module of the package (``from .x import f``,
-        ``from pkg.x import f`` where this file lies in ``pkg/``), read in that module."""
-        if self.modules is None or not isinstance(node, ast.Name):
-            return None
-        for imp, _ in self.nodes["imports"]:
-            if not isinstance(imp, ast.ImportFrom) or not imp.module and not imp.level:
-                continue
-            alias = next((a for a in imp.names if (a.asname or a.name) == node.id), None)
-            if alias is None:
-                continue
-            for path in _module_paths(self.path, imp):
-                text = self.modules(path)
-                if text is None:
-                    continue
-                try:
-                    other = _FileReader(path, ast.parse(text, filename=path), None)
-                except (SyntaxError, ValueError):
-                    return None
-                fn = other.defs.get(alias.name)
-                if fn is None:
-                    return None
-                body = other.body(fn)
-                return KernelBody(body.function, body.line, body.column, body.parameters, body.writes, body.op_calls, body.opaque, body.syncs,
-                                  body.side_effects, body.exits, body.falls_off, body.annotated_types, path)  # fmt: skip
-        return None
-
     def op_name(self, node: ast.expr | None) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
