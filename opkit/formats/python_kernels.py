@@ -846,20 +846,6 @@ class _FileReader:
                 return (other, fn) if fn is not None else None
         return None
 
-    def add(self, namespace: str, op: str, key: str, style: str, fn, at: ast.AST, mutates=None, schema=None, reader: _FileReader | None = None) -> PythonKernel | None:
-        """``reader``: the module ``fn`` is defined in, where it is not this one (an imported op_func)."""
-        if key in _NOT_KERNEL_KEYS:
-            return None
-        body = (reader or self).body(fn)
-        if reader is not None:
-            body = dataclasses.replace(body, path=reader.path)
-        kernel = PythonKernel(namespace, op, key, style, body, at.lineno, at.col_offset + 1, mutates, schema)
-        self.result.kernels.append(kernel)
-        return kernel
-
-    def function(self, node: ast.expr | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        return self.defs.get(node.id) if isinstance(node, ast.Name) else None
-
     def op_name(self, node: ast.expr | None) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
