@@ -144,6 +144,7 @@ class _Kernels:
         self._searched: set[str] = set()
         self._interfaces: dict[str, list] = {}
         self._interface_files: dict[str, list] = {}
+        self._declaring: dict[str, str] | None = None
         self._opdefs: dict[str, object] | None = None
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
@@ -230,9 +231,11 @@ class _Kernels:
         from opkit.formats.aclnn_api import read_aclnn_interfaces
 
         if name not in self._interfaces:
+            if self._declaring is None:  # the files that may declare any aclnn interface, found in one scan
+                self._declaring = {path: text for path, text in self.texts.items() if "GetWorkspaceSize" in text}
             wanted = name + "GetWorkspaceSize"
             found = []
-            for path, text in self.texts.items():
+            for path, text in self._declaring.items():
                 if wanted in text:
                     if path not in self._interface_files:
                         self._interface_files[path] = read_aclnn_interfaces(path, text)
