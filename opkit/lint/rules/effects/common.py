@@ -54,9 +54,9 @@ def promises(project: LintProject) -> Iterator[Promise]:
                 yield Promise(site, sig, found)
 
 
-def evidence_text(evidence: tuple[Evidence, ...], limit: int = 2) -> str:
-    """The first pieces of evidence as ``path:line: why``, and how many more."""
-    shown = "; ".join(str(e) for e in evidence[:limit])
+def evidence_text(evidence: tuple[Evidence, ...], limit: int = 2, *, beside: str = "") -> str:
+    """The first pieces of evidence as ``path:line:col: why`` (``line N: why`` in the file ``beside``), and how many more."""
+    shown = "; ".join(f"line {e.line}: {e.why}" if e.path == beside else str(e) for e in evidence[:limit])
     return shown + (f" (and {len(evidence) - limit} more)" if len(evidence) > limit else "")
 
 
