@@ -18,7 +18,6 @@ Lambdas inside the body (``RunOpApiV2``'s, ``SetCustomHandler``'s, a dispatch ma
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 from opkit.formats.cpp_tokens import Token
@@ -73,17 +72,9 @@ class FunctionBody:
     mentions: tuple[tuple[str, int, int], ...] = ()
 
 
-def read_body(tokens: list[Token], start: int, end: int) -> FunctionBody:
-    """The facts of the body whose ``{`` is at text offset ``start`` and ``}`` at ``end`` (``CppFunction.body``),
-    over ``tokens``, the file's tokens (``cpp_tokens.tokenize``, directives left out)."""
-    offsets = [t.offset for t in tokens]
-    first = bisect.bisect_left(offsets, start)
-    last = bisect.bisect_left(offsets, end)
-    return _BodyReader(tokens[first + 1 : last]).read()
-
-
 def read_body_in(text: str, start: int, end: int) -> FunctionBody:
-    """``read_body`` of the body at offsets ``start`` (its ``{``) and ``end`` (its ``}``) of ``text``, lexing that body alone."""
+    """The facts of the body whose ``{`` is at offset ``start`` of ``text`` and ``}`` at ``end`` (``CppFunction.body``),
+    lexing that body alone."""
     from opkit.formats.cpp_tokens import tokenize_span
 
     tokens = code_tokens(tokenize_span(text, start, end + 1))

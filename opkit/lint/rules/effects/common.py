@@ -64,10 +64,6 @@ def kernel_name(effects: OpEffects) -> str:
     return ", ".join(dict.fromkeys(k.function for k in effects.kernels))
 
 
-# The example op of the rules: my_ops::my_op, its kernel in my_ops.cpp, its aclnn header beside it.
-MY_OP_META = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &y) { return at::empty_like(x); }"
-
-
 def my_ops_example(*lines: str, files: dict[str, str] | None = None) -> str:
     """A ``project`` example: ``my_ops.cpp`` made of ``lines``, and other files by name."""
     text = "\n".join(("# file: my_ops.cpp", *lines))
