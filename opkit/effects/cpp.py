@@ -82,7 +82,7 @@ def produce(inputs) -> Iterator[OpEffects]:
         return
     reader = _Kernels(inputs)
     by_op: dict[str, list[OpEffects]] = {}
-    for op, sig, kernel, key, path, line, column in _bound_kernels(inputs.cpp_files):
+    for op, sig, kernel, key, path, line, column in bound_kernels(inputs.cpp_files):
         by_op.setdefault(op, []).append(reader.effects(op, sig, kernel, key, path, line, column))
     from opkit.effects.build import merge
 
@@ -90,8 +90,9 @@ def produce(inputs) -> Iterator[OpEffects]:
         yield parts[0] if len(parts) == 1 else merge(parts)
 
 
-def _bound_kernels(files) -> Iterator[tuple]:
-    """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def."""
+def bound_kernels(files) -> Iterator[tuple]:
+    """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def: the
+    kernels the C++ producer reads, and the host side other producers (device launches) start from."""
     from opkit.formats.cpp_registrations import exclusive
     from opkit.signature import Dialect, SchemaError, parse_schema
 
