@@ -367,3 +367,14 @@ def test_a_kernel_body_reads_in_time_linear_in_its_length(tmp_path):
     assert len(read_body_in(*large).facts) == 4000 * 3  # the assignment, view, add_
     ratio = cpu(large) / cpu(small)
     assert ratio < 60, f"20x the statements cost {ratio:.0f}x"
+
+
+def test_a_conversion_may_be_the_tensor_itself_so_it_is_no_return_alias_and_no_proof_of_no_write(tmp_path):
+    params = "const at::Tensor &x, const at::Tensor &idx"
+    meta = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &idx) { return at::empty_like(idx); }"
+    body = "at::Tensor idx64 = idx.to(at::kLong);\nauto gm = idx64.data_ptr();\nlaunch_my_kernel(gm);\nreturn idx.to(at::kLong);"
+    root = project(tmp_path, kernel(body, params, "at::Tensor"), "my_op(Tensor x, Tensor(a!) idx) -> Tensor", params=params, meta=meta)
+    effects = effects_of(root)
+    assert written(root) == {"x": "no", "idx": "unknown"}  # .to() returns idx itself when it is int64 already
+    assert not effects.returns[0].known
+    assert codes(root) == []
