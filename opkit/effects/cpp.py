@@ -123,6 +123,7 @@ class _Flow:
 
     writes: dict[str, list[Evidence]] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)
+    settled_by: dict[str, str] = field(default_factory=dict)  # an unknown another kernel language settles
     returns: list[tuple[Evidence, tuple]] = field(default_factory=list)  # (where, per value: ("alias", p) | ("fresh", Allocation) | None)
     aclop: list[Evidence] = field(default_factory=list)
     syncs: list[Evidence] = field(default_factory=list)
@@ -130,8 +131,15 @@ class _Flow:
     def write(self, param: str, evidence: Evidence) -> None:
         self.writes.setdefault(param, []).append(evidence)
 
-    def not_known(self, param: str, reason: str) -> None:
-        self.unknown.setdefault(param, reason)
+    def not_known(self, param: str, reason: str, settled_by: str = "") -> None:
+        """``param``'s write cannot be told here; ``settled_by``: only because of a construct another
+        producer reads (a device launch), a reason kept only while every unknown of it is of that kind."""
+        if param not in self.unknown:
+            self.unknown[param] = reason
+            if settled_by:
+                self.settled_by[param] = settled_by
+        elif self.settled_by.get(param) != settled_by:
+            self.settled_by.pop(param, None)
 
 
 class _Kernels:
@@ -177,7 +185,7 @@ class _Kernels:
             elif not p.name:
                 arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because="the kernel's parameter is unnamed"))
             elif p.name in flow.unknown:
-                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=flow.unknown[p.name]))
+                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=flow.unknown[p.name], settled_by=flow.settled_by.get(p.name, "")))
             else:
                 arguments.append(ArgumentEffect(a.name, Knowledge.NO))
         returns = _returns(sig, fn, flow, tracked)
@@ -575,7 +583,7 @@ class _FlowReader:
                     first = inner.writes[hname][0]
                     self.flow.write(param, Evidence(first.path, first.line, first.column, f"{first.why} (in {helper.name}, called at {self.path}:{fact.line})"))
             elif hname in inner.unknown:
-                self.flow.not_known(param, inner.unknown[hname])
+                self.flow.not_known(param, inner.unknown[hname], inner.settled_by.get(hname, ""))
         self.flow.aclop += inner.aclop
         self.flow.syncs += inner.syncs
 
@@ -624,7 +632,7 @@ class _FlowReader:
         for arg in fact.args:
             param = self._touched(arg)
             if param is not None:
-                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
+                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})", "device")
 
     def _return(self, fact) -> None:
         self.explain(*fact.args)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opkit.effects.build import Sources, compute, merge
-from opkit.effects.model import ArgumentEffect, Evidence, Knowledge, OpEffects, ReturnEffect
+from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
 from opkit.lint import Selection, lint
 from opkit.lint.engine import load_project
 
@@ -338,8 +338,26 @@ def test_merge_writes_if_any_writes_and_is_unknown_if_any_cannot_tell():
     assert merged.argument("cache").evidence == (where,) and merged.argument("x").unknown_because == "passed to f"
     assert merged.returns[0].aliases == "x"
     assert merge([a, c]).argument("cache").written is Knowledge.YES  # one kernel's write is a write
-    assert merge([c, b]).argument("cache").written is Knowledge.UNKNOWN  # c is silent on it, b reads it
+    assert merge([c, b]).argument("cache").written is Knowledge.NO  # c has no say on it, b read it
     assert merge([c, OpEffects("ns::op", (), (ArgumentEffect("x", Knowledge.NO),))]).argument("x").written is Knowledge.NO
+
+
+def test_an_unknown_left_to_the_device_producer_is_settled_by_its_answer():
+    launch = ArgumentEffect("x", Knowledge.UNKNOWN, unknown_because="x is handed to the device kernel k<<<>>>", settled_by="device")
+    host = OpEffects("ns::op", (KernelSite("op", "c++", "PrivateUse1", "op.cpp", 3),), (launch, ArgumentEffect("y", Knowledge.UNKNOWN, unknown_because="passed to f")))
+    device = OpEffects("ns::op", (KernelSite("k", "device", "", "k.asc", 9),), (ArgumentEffect("x", Knowledge.NO), ArgumentEffect("y", Knowledge.NO)))
+    merged = merge([host, device])
+    assert merged.argument("x").written is Knowledge.NO  # the device kernel was read: it never writes x
+    assert merged.argument("y").written is Knowledge.UNKNOWN  # f was not followed: the device cannot settle that
+    assert merge([host]).argument("x").settled_by == "device"
+
+
+def test_a_launch_unknown_says_the_device_producer_settles_it(tmp_path):
+    body = "auto stream = c10_npu::getCurrentNPUStream();\nmy_kernel<<<8, nullptr, stream>>>(x.data_ptr(), cache.data_ptr());\nother(cache);"
+    root = project(tmp_path, kernel(body), "my_op(Tensor x, Tensor(a!) cache) -> ()", params=PARAMS)
+    effects = effects_of(root)
+    assert effects.argument("x").settled_by == "device"
+    assert effects.argument("cache").settled_by == ""  # also passed to other(): the device cannot settle it alone
 
 
 def test_sources_without_cpp_produce_nothing():
