@@ -58,21 +58,27 @@ def compute(inputs, producers: Iterable[str] = PRODUCERS) -> dict[str, OpEffects
 def merge(parts: list[OpEffects]) -> OpEffects:
     """What several kernels (or producers) of one op say, together.
 
-    An argument is written when any says so (with every piece of evidence), unknown when none says so and
-    any could not tell (or some are silent on it), not written only when all read it and none writes it.
-    A return is known where one part knows it. aclop, host syncs, side effects and unknowns add up."""
+    An argument is written when any part says so (with every piece of evidence); unknown when any part cannot
+    tell, except an unknown another part settles (``ArgumentEffect.settled_by``: the device producer's reading
+    of a launch the C++ producer could not follow); not written when the parts that name it all read it and
+    none writes it. A part that does not name an argument has no say on it: each producer names every tensor
+    argument of the kernels it read. A return is known where one part knows it; aclop, host syncs, side
+    effects and unknowns add up."""
     first = parts[0]
     names = list(dict.fromkeys(a.name for p in parts for a in p.arguments))
     arguments = []
     for name in names:
-        said = [p.argument(name) for p in parts]
-        known = [a for a in said if a is not None]
+        said = [(p, p.argument(name)) for p in parts]
+        said = [(p, a) for p, a in said if a is not None]
+        settled = {k.language for p, a in said if a.written is not Knowledge.UNKNOWN for k in p.kernels}
+        known = [a for _, a in said if not (a.written is Knowledge.UNKNOWN and a.settled_by and a.settled_by in settled)]
         written = [a for a in known if a.written is Knowledge.YES]
         if written:
             arguments.append(_argument(name, Knowledge.YES, evidence=tuple(e for a in written for e in a.evidence)))
-        elif any(a.written is Knowledge.UNKNOWN for a in known) or len(known) < len(parts):
+        elif any(a.written is Knowledge.UNKNOWN for a in known):
             reasons = [a.unknown_because for a in known if a.written is Knowledge.UNKNOWN and a.unknown_because]
-            arguments.append(_argument(name, Knowledge.UNKNOWN, unknown_because="; ".join(dict.fromkeys(reasons)) or "not read by every kernel"))
+            settles = {a.settled_by for a in known if a.written is Knowledge.UNKNOWN}
+            arguments.append(_argument(name, Knowledge.UNKNOWN, unknown_because="; ".join(dict.fromkeys(reasons)), settled_by=settles.pop() if len(settles) == 1 else ""))
         else:
             arguments.append(_argument(name, Knowledge.NO))
     returns = []
@@ -91,7 +97,7 @@ def merge(parts: list[OpEffects]) -> OpEffects:
     )
 
 
-def _argument(name: str, written: Knowledge, *, evidence=(), unknown_because: str = ""):
+def _argument(name: str, written: Knowledge, *, evidence=(), unknown_because: str = "", settled_by: str = ""):
     from opkit.effects.model import ArgumentEffect
 
-    return ArgumentEffect(name, written, tuple(dict.fromkeys(evidence)), unknown_because)
+    return ArgumentEffect(name, written, tuple(dict.fromkeys(evidence)), unknown_because, settled_by)

@@ -31,12 +31,15 @@ MAX_DEPTH = 3  # helper calls followed from a kernel
 EXEC_MACROS = frozenset(
     {"EXEC_NPU_CMD", "EXEC_NPU_NO_FORMAT_CHECK_CMD", "EXEC_NPU_CMD_V1", "EXEC_NPU_NO_FORMAT_CHECK_CMD_V1", "EXEC_NPU_CMD_SYNC", "EXEC_NPU_CMD_EXT"}
 )
-# Methods that leave the tensor's data as it is and return it, or a view of it (writing the result writes it).
+# Methods returning a view of the tensor (writing the result writes it).
 VIEW_METHODS = frozenset(
-    """view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose permute t select slice narrow
-    expand expand_as as_strided contiguous unfold diagonal movedim moveaxis swapaxes swapdims alias detach
-    value get real imag mT mH T H [] operator* front back at""".split()
+    """view view_as unflatten squeeze unsqueeze transpose permute t select slice narrow expand expand_as as_strided
+    unfold diagonal movedim moveaxis swapaxes swapdims alias detach value get real imag mT mH T H [] operator* front back at""".split()
 )
+# Methods returning the tensor itself when nothing needs converting, else a copy: a write through one may be a
+# write of the tensor (so it counts), a return of one is not surely the tensor (so it is no alias).
+MAYBE_VIEW_METHODS = frozenset("reshape reshape_as flatten contiguous to type float half bfloat16 double long int short char byte bool".split())
+WRITE_THROUGH = VIEW_METHODS | MAYBE_VIEW_METHODS
 # ATen functions returning a view of their first argument.
 VIEW_FUNCTIONS = frozenset(f"at::{n}" for n in "view_as_real view_as_complex narrow select transpose permute squeeze unsqueeze reshape flatten as_strided alias detach".split())
 # Methods that neither write the tensor nor return memory of it that is written later.
@@ -79,7 +82,7 @@ def produce(inputs) -> Iterator[OpEffects]:
         return
     reader = _Kernels(inputs)
     by_op: dict[str, list[OpEffects]] = {}
-    for op, sig, kernel, key, path, line, column in _bound_kernels(inputs.cpp_files):
+    for op, sig, kernel, key, path, line, column in bound_kernels(inputs.cpp_files):
         by_op.setdefault(op, []).append(reader.effects(op, sig, kernel, key, path, line, column))
     from opkit.effects.build import merge
 
@@ -87,8 +90,9 @@ def produce(inputs) -> Iterator[OpEffects]:
         yield parts[0] if len(parts) == 1 else merge(parts)
 
 
-def _bound_kernels(files) -> Iterator[tuple]:
-    """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def."""
+def bound_kernels(files) -> Iterator[tuple]:
+    """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def: the
+    kernels the C++ producer reads, and the host side other producers (device launches) start from."""
     from opkit.formats.cpp_registrations import exclusive
     from opkit.signature import Dialect, SchemaError, parse_schema
 
@@ -119,6 +123,7 @@ class _Flow:
 
     writes: dict[str, list[Evidence]] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)
+    settled_by: dict[str, str] = field(default_factory=dict)  # an unknown another kernel language settles
     returns: list[tuple[Evidence, tuple]] = field(default_factory=list)  # (where, per value: ("alias", p) | ("fresh", Allocation) | None)
     aclop: list[Evidence] = field(default_factory=list)
     syncs: list[Evidence] = field(default_factory=list)
@@ -126,8 +131,15 @@ class _Flow:
     def write(self, param: str, evidence: Evidence) -> None:
         self.writes.setdefault(param, []).append(evidence)
 
-    def not_known(self, param: str, reason: str) -> None:
-        self.unknown.setdefault(param, reason)
+    def not_known(self, param: str, reason: str, settled_by: str = "") -> None:
+        """``param``'s write cannot be told here; ``settled_by``: only because of a construct another
+        producer reads (a device launch), a reason kept only while every unknown of it is of that kind."""
+        if param not in self.unknown:
+            self.unknown[param] = reason
+            if settled_by:
+                self.settled_by[param] = settled_by
+        elif self.settled_by.get(param) != settled_by:
+            self.settled_by.pop(param, None)
 
 
 class _Kernels:
@@ -141,6 +153,7 @@ class _Kernels:
         self._searched: set[str] = set()
         self._interfaces: dict[str, list] = {}
         self._interface_files: dict[str, list] = {}
+        self._declaring: dict[str, str] | None = None
         self._opdefs: dict[str, object] | None = None
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
@@ -159,7 +172,8 @@ class _Kernels:
         if fn is None or not fn.defined or fn.body == (0, 0) or fn.path not in self.texts:
             why = f"the body of {name} is not in the C++ files read" if kernel.kind in ("function", "lambda") else f"a {kernel.kind} kernel ({name})"
             return _unknown(op, sig, tensors, why)
-        site = KernelSite(fn.name if fn.name not in ("<lambda>", "<cast>") else name, "c++", key, fn.path, fn.line, fn.column)
+        label = fn.name if fn.name not in ("<lambda>", "<cast>") else kernel.name or f"the lambda at line {fn.line}"
+        site = KernelSite(label, "c++", key, fn.path, fn.line, fn.column)
         if len(fn.parameters) != len(sig.arguments):
             return _unknown(op, sig, tensors, f"{site.function} takes {len(fn.parameters)} parameters, the schema {len(sig.arguments)}", site)
         tracked = {p.name: a.name for p, a in zip(fn.parameters, sig.arguments) if a.type.is_tensor and p.name}
@@ -171,7 +185,7 @@ class _Kernels:
             elif not p.name:
                 arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because="the kernel's parameter is unnamed"))
             elif p.name in flow.unknown:
-                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=flow.unknown[p.name]))
+                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=flow.unknown[p.name], settled_by=flow.settled_by.get(p.name, "")))
             else:
                 arguments.append(ArgumentEffect(a.name, Knowledge.NO))
         returns = _returns(sig, fn, flow, tracked)
@@ -226,9 +240,11 @@ class _Kernels:
         from opkit.formats.aclnn_api import read_aclnn_interfaces
 
         if name not in self._interfaces:
+            if self._declaring is None:  # the files that may declare any aclnn interface, found in one scan
+                self._declaring = {path: text for path, text in self.texts.items() if "GetWorkspaceSize" in text}
             wanted = name + "GetWorkspaceSize"
             found = []
-            for path, text in self.texts.items():
+            for path, text in self._declaring.items():
                 if wanted in text:
                     if path not in self._interface_files:
                         self._interface_files[path] = read_aclnn_interfaces(path, text)
@@ -316,6 +332,7 @@ class _FlowReader:
         # variable → (tracked parameter it is, or a view of; how) ; None: a fresh tensor of the function's own
         self.alias: dict[str, str | None] = {p: p for p in tracked}
         self.allocation: dict[str, Allocation] = {}
+        self.maybe: set[str] = set()  # aliases that may be a copy instead (``auto c = x.contiguous();``)
         self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
         self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
         self.ever: dict[str, str] = {p: p for p in tracked}  # every variable that was a parameter, a view or a pointer of one
@@ -347,24 +364,22 @@ class _FlowReader:
     def explain(self, *operands) -> None:
         for operand in operands:
             if operand is not None:
-                self.explained.update((line, column) for _, line, column in operand.names)
+                self.explained.update((line, column) for _, line, column, _ in operand.names)
 
     def evidence(self, fact, why: str) -> Evidence:
         return Evidence(self.path, fact.line, fact.column, why)
 
-    def param_of(self, operand) -> str | None:
-        """The tracked parameter an operand is (or views), or None."""
-        if operand is None or not operand.root:
-            return None
-        if operand.call:
+    def param_of(self, operand, *, surely: bool = False) -> str | None:
+        """The tracked parameter an operand is (or views, or may be: ``x.contiguous()``), or None. ``surely``:
+        only when it is that parameter's memory whatever the tensor (a view, not a ``.to(dtype)``)."""
+        if operand is None or not operand.root or operand.call:
             return None
         base = self.alias.get(operand.root)
         if base is None:
-            base = self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain else None
-            return base
-        if all(c in VIEW_METHODS for c in operand.chain):
-            return base
-        return None
+            return self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain and not surely else None
+        if surely and operand.root in self.maybe:
+            return None
+        return base if all(c in (VIEW_METHODS if surely else WRITE_THROUGH) for c in operand.chain) else None
 
     def _touched(self, operand) -> str | None:
         """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
@@ -372,7 +387,11 @@ class _FlowReader:
         if operand is None or operand.call:
             return None
         if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
-            return next((self.alias.get(n) or self.pointers.get(n) for n, _, _ in operand.names if n in self.alias or n in self.pointers), None)
+            return next(
+                (self.alias.get(n) or self.pointers.get(n) for n, _, _, member in operand.names
+                 if (n in self.alias or n in self.pointers) and (not member or member in WRITE_THROUGH or member in POINTER_METHODS)),
+                None,
+            )  # fmt: skip
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
@@ -381,7 +400,7 @@ class _FlowReader:
         chain = operand.chain
         if chain and chain[-1] in POINTER_METHODS:
             chain = chain[:-1]
-        return base if all(c in VIEW_METHODS for c in chain) else None
+        return base if all(c in WRITE_THROUGH for c in chain) else None
 
     # -- facts ---------------------------------------------------------------------------------
     def _assign(self, fact) -> None:
@@ -389,15 +408,19 @@ class _FlowReader:
         name = fact.name
         param = self.param_of(source)
         touched = self._touched(source)
+        surely = self.param_of(source, surely=True) is not None
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
         self.allocation.pop(name, None)
+        self.maybe.discard(name)
         self.explained.add((fact.line, fact.column))
         self.explain(source)
         if source is None:
             return
         if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
             self.alias[name] = self.ever[name] = param
+            if not surely:
+                self.maybe.add(name)
             return
         if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
             self.pointers[name] = self.ever[name] = touched
@@ -530,7 +553,8 @@ class _FlowReader:
             self._helper(fact, helper, passed)
             return
         reason = f"passed to {name}(...), which opkit does not follow" + (
-            f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH and not library else " (a library function)" if library else " (not defined in the C++ files read)"
+            f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH and not library else " (a library function)" if library
+            else " (a macro)" if short.isupper() else " (not defined in the C++ files read)"
         )
         for _, arg, param in passed:
             self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
@@ -559,7 +583,7 @@ class _FlowReader:
                     first = inner.writes[hname][0]
                     self.flow.write(param, Evidence(first.path, first.line, first.column, f"{first.why} (in {helper.name}, called at {self.path}:{fact.line})"))
             elif hname in inner.unknown:
-                self.flow.not_known(param, inner.unknown[hname])
+                self.flow.not_known(param, inner.unknown[hname], inner.settled_by.get(hname, ""))
         self.flow.aclop += inner.aclop
         self.flow.syncs += inner.syncs
 
@@ -608,7 +632,7 @@ class _FlowReader:
         for arg in fact.args:
             param = self._touched(arg)
             if param is not None:
-                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
+                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})", "device")
 
     def _return(self, fact) -> None:
         self.explain(*fact.args)
@@ -616,14 +640,14 @@ class _FlowReader:
             return
         values = []
         for value in fact.args:
-            param = self.param_of(value)
+            param = self.param_of(value, surely=True)
             if param is not None:
                 values.append(("alias", param))
             elif value.root in self.allocation and not value.chain:
                 values.append(("fresh", self.allocation[value.root]))
             elif value.call and not value.chain and self._allocation(value) is not None:
                 values.append(("fresh", self._allocation(value)))
-            elif value.root in self.alias and value.chain and value.chain[-1] == "clone" and all(c in VIEW_METHODS for c in value.chain[:-1]):
+            elif value.root in self.alias and value.chain and value.chain[-1] == "clone" and all(c in WRITE_THROUGH for c in value.chain[:-1]):
                 like = f"like:{self.alias[value.root]}"
                 values.append(("fresh", Allocation(like, like, like, Evidence(self.path, value.line, value.column, value.text))))
             else:

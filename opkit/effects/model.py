@@ -48,6 +48,9 @@ class ArgumentEffect:
     written: Knowledge
     evidence: tuple[Evidence, ...] = ()  # for YES: each place that writes it
     unknown_because: str = ""  # for UNKNOWN: what could not be followed (a call, a helper, ...)
+    # for UNKNOWN: the kernel language whose reading settles it ("device": the tensor's memory goes to a <<<>>>
+    # launch); a known answer from a kernel of that language replaces this unknown when effects are merged
+    settled_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ Lambdas inside the body (``RunOpApiV2``'s, ``SetCustomHandler``'s, a dispatch ma
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 from opkit.formats.cpp_tokens import Token
@@ -45,8 +44,9 @@ class Operand:
     chain: tuple[str, ...] = ()  # what is applied to the root, in order: method names, "[]" for a subscript
     call: str = ""  # the function whose result it starts from ("at::empty" for ``at::empty(...).to(...)``)
     address: bool = False  # written ``&x``: a pointer to the variable
-    # every variable the expression mentions (not members, not qualified names, not functions called), located
-    names: tuple[tuple[str, int, int], ...] = ()
+    # every variable the expression mentions (not members, not qualified names, not functions called), located,
+    # with the member it is used through ("size" for ``x.size(0)``; "" for the variable itself)
+    names: tuple[tuple[str, int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,17 +72,9 @@ class FunctionBody:
     mentions: tuple[tuple[str, int, int], ...] = ()
 
 
-def read_body(tokens: list[Token], start: int, end: int) -> FunctionBody:
-    """The facts of the body whose ``{`` is at text offset ``start`` and ``}`` at ``end`` (``CppFunction.body``),
-    over ``tokens``, the file's tokens (``cpp_tokens.tokenize``, directives left out)."""
-    offsets = [t.offset for t in tokens]
-    first = bisect.bisect_left(offsets, start)
-    last = bisect.bisect_left(offsets, end)
-    return _BodyReader(tokens[first + 1 : last]).read()
-
-
 def read_body_in(text: str, start: int, end: int) -> FunctionBody:
-    """``read_body`` of the body at offsets ``start`` (its ``{``) and ``end`` (its ``}``) of ``text``, lexing that body alone."""
+    """The facts of the body whose ``{`` is at offset ``start`` of ``text`` and ``}`` at ``end`` (``CppFunction.body``),
+    lexing that body alone."""
     from opkit.formats.cpp_tokens import tokenize_span
 
     tokens = code_tokens(tokenize_span(text, start, end + 1))
@@ -129,6 +121,8 @@ class _BodyReader:
                 self._range_for(i + 1)
             elif tok.text == "=" and tok.kind == "punct":
                 self._assignment(i)
+            elif tok.text == ";" and i > 0 and t[i - 1].kind == "ident":
+                self._declaration(i - 1)
             elif tok.kind == "ident" and tok.text not in _NOT_CALLS:
                 self._name(i)
             elif tok.text == "<<" and self._text(i + 1) == "<" and t[i + 1].offset == tok.offset + 2:
@@ -201,6 +195,12 @@ class _BodyReader:
         tok = self.t[m]
         return tok.kind == "ident" and tok.text not in _NOT_CALLS and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
 
+    def _member(self, m: int) -> str:
+        """The member a variable at token ``m`` is used through (``x.size(0)``: "size"), "" if none."""
+        if self._text(m + 1) in (".", "->") and m + 2 < len(self.t) and self.t[m + 2].kind == "ident":
+            return self.t[m + 2].text
+        return ""
+
     def _checked(self, i: int) -> bool:
         return any(s < i < e for s, e in self.check_spans)
 
@@ -259,6 +259,16 @@ class _BodyReader:
         declared = join(t[start:lhs]) if start < lhs else ""
         source = self._operand(i + 1, end)
         self.facts.append(Fact("assign", t[lhs].text, t[lhs].line, t[lhs].column, source, (), self._in_lambda(i), declared=declared))
+
+    def _declaration(self, name: int) -> None:
+        """``Type name;``: a variable declared without a value (an ``assign`` fact without a source)."""
+        start = self._statement_start(name)
+        if start >= name or self.t[start].text in ("return", "break", "continue", "goto", "delete", "throw"):
+            return
+        if self._text(name - 1) in (".", "->", "::") or not all(tok.kind == "ident" or tok.text in ("::", "<", ">", ">>", ",", "&", "*", "&&") for tok in self.t[start:name]):
+            return
+        tok = self.t[name]
+        self.facts.append(Fact("assign", tok.text, tok.line, tok.column, None, (), self._in_lambda(name), declared=join(self.t[start:name])))
 
     def _range_for(self, open_at: int) -> None:
         """``for (auto &x : list)``: x is each element of ``list``."""
@@ -420,7 +430,7 @@ class _BodyReader:
             return Operand("", at.line if at else 0, at.column if at else 0)
         text = join(t[start:end])
         first = t[start]
-        names = tuple((tok.text, tok.line, tok.column) for m, tok in enumerate(t[start:end], start) if self._variable(m))
+        names = tuple((tok.text, tok.line, tok.column, self._member(m)) for m, tok in enumerate(t[start:end], start) if self._variable(m))
         k = start
         address = False
         # casts and wrappers the value passes through unchanged

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opkit.effects.build import Sources, compute, merge
-from opkit.effects.model import ArgumentEffect, Evidence, Knowledge, OpEffects, ReturnEffect
+from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
 from opkit.lint import Selection, lint
 from opkit.lint.engine import load_project
 
@@ -338,8 +338,26 @@ def test_merge_writes_if_any_writes_and_is_unknown_if_any_cannot_tell():
     assert merged.argument("cache").evidence == (where,) and merged.argument("x").unknown_because == "passed to f"
     assert merged.returns[0].aliases == "x"
     assert merge([a, c]).argument("cache").written is Knowledge.YES  # one kernel's write is a write
-    assert merge([c, b]).argument("cache").written is Knowledge.UNKNOWN  # c is silent on it, b reads it
+    assert merge([c, b]).argument("cache").written is Knowledge.NO  # c has no say on it, b read it
     assert merge([c, OpEffects("ns::op", (), (ArgumentEffect("x", Knowledge.NO),))]).argument("x").written is Knowledge.NO
+
+
+def test_an_unknown_left_to_the_device_producer_is_settled_by_its_answer():
+    launch = ArgumentEffect("x", Knowledge.UNKNOWN, unknown_because="x is handed to the device kernel k<<<>>>", settled_by="device")
+    host = OpEffects("ns::op", (KernelSite("op", "c++", "PrivateUse1", "op.cpp", 3),), (launch, ArgumentEffect("y", Knowledge.UNKNOWN, unknown_because="passed to f")))
+    device = OpEffects("ns::op", (KernelSite("k", "device", "", "k.asc", 9),), (ArgumentEffect("x", Knowledge.NO), ArgumentEffect("y", Knowledge.NO)))
+    merged = merge([host, device])
+    assert merged.argument("x").written is Knowledge.NO  # the device kernel was read: it never writes x
+    assert merged.argument("y").written is Knowledge.UNKNOWN  # f was not followed: the device cannot settle that
+    assert merge([host]).argument("x").settled_by == "device"
+
+
+def test_a_launch_unknown_says_the_device_producer_settles_it(tmp_path):
+    body = "auto stream = c10_npu::getCurrentNPUStream();\nmy_kernel<<<8, nullptr, stream>>>(x.data_ptr(), cache.data_ptr());\nother(cache);"
+    root = project(tmp_path, kernel(body), "my_op(Tensor x, Tensor(a!) cache) -> ()", params=PARAMS)
+    effects = effects_of(root)
+    assert effects.argument("x").settled_by == "device"
+    assert effects.argument("cache").settled_by == ""  # also passed to other(): the device cannot settle it alone
 
 
 def test_sources_without_cpp_produce_nothing():
@@ -349,22 +367,32 @@ def test_sources_without_cpp_produce_nothing():
 # -- the body reader stays linear --------------------------------------------------------------------
 
 def test_a_kernel_body_reads_in_time_linear_in_its_length(tmp_path):
-    from opkit.formats.cpp_bodies import code_tokens, read_body
-    from opkit.formats.cpp_tokens import tokenize
+    from opkit.formats.cpp_bodies import read_body_in
 
-    def body(statements: int) -> tuple[list, int, int]:
+    def body(statements: int) -> tuple[str, int, int]:
         text = "void f(at::Tensor &x)\n{\n" + "".join(f"    auto v{i} = x.view({{-1}});\n    v{i}.add_(x, 1);\n" for i in range(statements)) + "}\n"
-        return code_tokens(tokenize(text)), text.index("{"), text.rindex("}")
+        return text, text.index("{"), text.rindex("}")
 
     def cpu(args) -> float:
         best = float("inf")
         for _ in range(3):
             start = time.process_time()
-            read_body(*args)
+            read_body_in(*args)
             best = min(best, time.process_time() - start)
         return max(best, 1e-4)
 
     small, large = body(200), body(4000)
-    assert len(read_body(*large).facts) == 4000 * 3  # the assignment, view, add_
+    assert len(read_body_in(*large).facts) == 4000 * 3  # the assignment, view, add_
     ratio = cpu(large) / cpu(small)
     assert ratio < 60, f"20x the statements cost {ratio:.0f}x"
+
+
+def test_a_conversion_may_be_the_tensor_itself_so_it_is_no_return_alias_and_no_proof_of_no_write(tmp_path):
+    params = "const at::Tensor &x, const at::Tensor &idx"
+    meta = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &idx) { return at::empty_like(idx); }"
+    body = "at::Tensor idx64 = idx.to(at::kLong);\nauto gm = idx64.data_ptr();\nlaunch_my_kernel(gm);\nreturn idx.to(at::kLong);"
+    root = project(tmp_path, kernel(body, params, "at::Tensor"), "my_op(Tensor x, Tensor(a!) idx) -> Tensor", params=params, meta=meta)
+    effects = effects_of(root)
+    assert written(root) == {"x": "no", "idx": "unknown"}  # .to() returns idx itself when it is int64 already
+    assert not effects.returns[0].known
+    assert codes(root) == []

@@ -41,8 +41,8 @@ def input_returned_as_fresh(project: LintProject) -> Iterator[Violation]:
         what = ", ".join(f"'{r.aliases}' as output {r.index}" if several else f"'{r.aliases}' as its output" for r in aliased)
         names = [r.aliases for r in aliased]
         yield Violation(
-            f"kernel {kernel_name(promise.effects)} returns its input {what} ({evidence_text(aliased[0].evidence, 1)}), "
+            f"kernel {kernel_name(promise.effects)} returns its input {what} ({evidence_text(aliased[0].evidence, 1, beside=promise.site.path)}), "
             f"but the schema declares {'fresh Tensors' if len(aliased) > 1 else 'a fresh Tensor'}: the compiler may reuse or overwrite one while the other is live",
             line=line, column=column, path=promise.site.path, op=promise.op,
-            hint=f"return fresh tensors (allocate them, or `{names[0]}.clone()`), or declare `Tensor(a!) {names[0]}` and return nothing (`-> ()`)",
+            hint=f"return {'fresh tensors (allocate them' if len(names) > 1 else 'a fresh tensor (allocate it'}, or `{names[0]}.clone()`), or declare `Tensor(a!) {names[0]}` and return nothing (`-> ()`)",
         )  # fmt: skip
