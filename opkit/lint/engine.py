@@ -95,6 +95,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
                 continue
         for kind in kinds:
             _load_one(project, targets[kind], item, kind, text, macros, lambda path: _module_text(path, texts))
+    project.cpp_texts = {i.path: texts[i.path] for i in group.inputs if i.kind == "cpp" and isinstance(texts[i.path], str)}
     if project.cpp_files:
         from opkit.formats import cpp_registrations as cpp_sources
 

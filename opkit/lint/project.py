@@ -20,6 +20,8 @@ class LintProject:
     cpp_files: list = field(default_factory=list)  # C++ TORCH_LIBRARY registrations (.cpp, .cc, .asc, .h)
     # the C++ functions kernels may name, by unqualified name (registering files, and headers beside them)
     cpp_functions: dict = field(default_factory=dict)
+    # every C++ file of the group by path, its text: where kernel bodies, helpers and aclnn headers are read
+    cpp_texts: dict = field(default_factory=dict)
     launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
