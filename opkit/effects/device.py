@@ -27,7 +27,7 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
-def device_effects(project) -> Iterator[OpEffects]:
+def produce(project) -> Iterator[OpEffects]:
     """One ``OpEffects`` per registered op whose kernel launches a device kernel, from a lint project's
     ``cpp_files`` (registrations), ``cpp_functions``, ``launch_files`` and ``cpp_texts``."""
     if not project.launch_files:
@@ -173,6 +173,11 @@ class _Builder:
                 source = sources[parameter.index] if parameter.index < len(sources) else None
                 argument = names[source.parameter] if source is not None and source.kind == "tensor" and source.parameter < len(names) else None
                 if argument is None:
+                    passed = call.arguments[parameter.index] if parameter.index < len(call.arguments) else ""
+                    for word in set(re.findall(r"[A-Za-z_]\w*", passed)) & set(where.parameters if where is host else ()):
+                        index = host.parameters.index(word)
+                        if index < len(names):  # named in an expression opkit does not trace: it may point into it
+                            unknown.setdefault(names[index], f"passed to {kernel.name}'s parameter {parameter.name} as {passed}, which opkit does not trace")
                     if parameter.written == "yes" and (source is None or source.kind != "local"):
                         unknowns.append(f"{kernel.name} writes its parameter {parameter.name}, passed as {call.arguments[parameter.index] if parameter.index < len(call.arguments) else '?'}"
                                         f" (line {call.line}), not traced to an argument")  # fmt: skip

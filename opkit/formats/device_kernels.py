@@ -233,9 +233,13 @@ class DeviceCode:
             return None
         fn = found[0]
         parameters = []
+        empty = fn.close == fn.open + 1  # a skeleton's kernel: what it will write is not written yet
         for index, (pname, ptype) in enumerate(fn.params):
             if not _GM_PARAMETER.search(ptype) or not pname:
                 parameters.append(KernelParameter(pname, index, ptype, NO))
+                continue
+            if empty:
+                parameters.append(KernelParameter(pname, index, ptype, UNKNOWN, unknown_because=f"the body of {fn.name} is empty (a skeleton)"))
                 continue
             state, writes, because = self._writes(fn, index, 0)
             parameters.append(KernelParameter(pname, index, ptype, state, writes, because))
