@@ -103,6 +103,8 @@ class CppFunction:
     line: int
     column: int
     defined: bool = True  # a definition (with a body), not only a declaration
+    # a definition's body: the offsets in the file of its '{' and its '}' ((0, 0) for a declaration)
+    body: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
 
     @property
     def short_name(self) -> str:
@@ -622,10 +624,12 @@ class _Reader:
                     k = params_end + 1
                     while k < len(toks) and toks[k].text in ("mutable", "noexcept", "constexpr"):
                         k += 1
+                    brace = next((m for m in range(k, len(toks)) if toks[m].text == "{"), None)
                     if k < len(toks) and toks[k].text == "->":
-                        body = next((m for m in range(k, len(toks)) if toks[m].text == "{"), len(toks))
-                        returns = _join(toks[k + 1 : body])
-                    signature = CppFunction("<lambda>", _parameters(toks[close + 2 : params_end]), returns, self.path, first.line, first.column)
+                        returns = _join(toks[k + 1 : brace if brace is not None else len(toks)])
+                    end = _matching_in(toks, brace) if brace is not None else None
+                    body = (toks[brace].offset, toks[end].offset) if end is not None else (0, 0)
+                    signature = CppFunction("<lambda>", _parameters(toks[close + 2 : params_end]), returns, self.path, first.line, first.column, True, body)
                     return Kernel("lambda", "", first.line, first.column, signature)
             return Kernel("lambda", "", first.line, first.column)
         if texts[0] in ("TORCH_FN", "TORCH_FN_TYPE") and len(texts) > 2 and texts[1] == "(":
@@ -700,10 +704,10 @@ class _Reader:
         written = "".join(t.text for t in toks[name_start : name_end + 1])
         name = f"{scope}::{written}" if scope and not written.startswith("::") else written.lstrip(":")
         params = _parameters(toks[open_paren + 1 : end])
-        self.result.functions.append(CppFunction(name, params, returns, self.path, toks[name_end].line, toks[name_end].column, defined))
-        if defined:
-            return self._matching(brace_or_semicolon)
-        return None
+        close = self._matching(brace_or_semicolon) if defined else None
+        body = (toks[brace_or_semicolon].offset, toks[close].offset) if close is not None else (0, 0)
+        self.result.functions.append(CppFunction(name, params, returns, self.path, toks[name_end].line, toks[name_end].column, defined, body))
+        return close
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -1022,6 +1026,25 @@ def function_index(files: list[CppRegistrationFile], others: dict[str, str], mac
                 index.setdefault(fn.short_name, []).append(fn)
         wanted -= found
     return index
+
+
+def resolve_kernel(functions: dict[str, list[CppFunction]], kernel: Kernel) -> CppFunction | None:
+    """The function a kernel names (``functions``: ``function_index``'s), when the C++ read shows exactly
+    one parameter list for it; the definition where there is one."""
+    if kernel.signature is not None:
+        return kernel.signature
+    if kernel.kind != "function":
+        return None
+    short = kernel.name.rsplit("::", 1)[-1]
+    candidates = functions.get(short, [])
+    if "::" in kernel.name.lstrip(":"):  # a qualified name picks its namespace's function, never another's
+        chosen = [f for f in candidates if f.name == kernel.name.lstrip(":") or f.name.endswith("::" + kernel.name) or kernel.name.endswith("::" + f.name)]
+    else:
+        chosen = candidates
+    shapes = {tuple(p.type for p in f.parameters) + (f.returns,) for f in chosen}
+    if len(shapes) != 1:
+        return None  # unknown, or overloaded: which one the & picks is the compiler's business
+    return next((f for f in chosen if f.defined), chosen[0])
 
 
 def _included(files: list[CppRegistrationFile], others: dict[str, str], depth: int = 3) -> list[str]:

@@ -1079,3 +1079,38 @@ def load_registration_file(path: str, text: str, *, explicit: bool = True, modul
     _Loader(path, tree, result, modules).load()
     return result
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Ops declared impure: torch.fx keeps their calls although nothing uses their result
+# ------------------------------------------------------------------------------------------------
+
+_SIDE_EFFECT_CALLS = ("has_side_effect", "_register_effectful_op")
+
+
+def side_effect_ops(text: str) -> dict[str, tuple[int, int]]:
+    """``ns::name`` → (line, column) for each ``torch.fx.node.has_side_effect(torch.ops.ns.name[.overload])`` and
+    ``torch.library._register_effectful_op(torch.ops.ns.name..., ...)`` in a module (what ``is_impure`` reads)."""
+    if not any(name in text for name in _SIDE_EFFECT_CALLS):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called not in _SIDE_EFFECT_CALLS:
+            continue
+        parts: list[str] = []
+        target = node.args[0]
+        while isinstance(target, ast.Attribute):
+            parts.append(target.attr)
+            target = target.value
+        parts.reverse()
+        if isinstance(target, ast.Name) and target.id == "torch" and parts[:1] == ["ops"] and len(parts) >= 3:
+            found.setdefault(f"{parts[1]}::{parts[2]}", (node.lineno, node.col_offset + 1))
+    return found

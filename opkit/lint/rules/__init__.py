@@ -2,7 +2,7 @@
 
 Codes: E input errors (sources), S schema, Y op_plugin_functions.yaml, M Meta/fake registrations,
 J msOpGen JSON, O Ascend C OpDef (op_host C++), C C++ TORCH_LIBRARY registrations, K kernel launches (host C++ with
-``<<<>>>``). Codes are stable: a retired code is never reused.
+``<<<>>>``; K2xx: the registration against what the kernel does, ``opkit.effects``). Codes are stable: a retired code is never reused.
 """
 
 from __future__ import annotations

@@ -119,20 +119,9 @@ def kernels_of(project: LintProject) -> Iterator[tuple[str, Kernel, str, Defined
 
 def resolve(project: LintProject, kernel: Kernel) -> CppFunction | None:
     """The function a kernel names, when the linted C++ shows exactly one parameter list for it."""
-    if kernel.signature is not None:
-        return kernel.signature
-    if kernel.kind != "function":
-        return None
-    short = kernel.name.rsplit("::", 1)[-1]
-    candidates = project.cpp_functions.get(short, [])
-    if "::" in kernel.name.lstrip(":"):  # a qualified name picks its namespace's function, never another's
-        chosen = [f for f in candidates if f.name == kernel.name.lstrip(":") or f.name.endswith("::" + kernel.name) or kernel.name.endswith("::" + f.name)]
-    else:
-        chosen = candidates
-    shapes = {tuple(p.type for p in f.parameters) + (f.returns,) for f in chosen}
-    if len(shapes) != 1:
-        return None  # unknown, or overloaded: which one the & picks is the compiler's business
-    return next((f for f in chosen if f.defined), chosen[0])
+    from opkit.formats.cpp_registrations import resolve_kernel
+
+    return resolve_kernel(project.cpp_functions, kernel)
 
 
 def schema_type(t: ArgType) -> str:

@@ -1,8 +1,96 @@
-"""What the kernel-effects rules share: comparing dtypes read from two sources."""
+"""What the kernel-effects rules share: the effects of the lint's ops, each op's promises (its schemas), and
+comparing dtypes read from two sources."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from opkit.effects.model import Evidence, OpEffects
+from opkit.formats.schema_site import SchemaSite
+from opkit.lint.project import LintProject
+from opkit.lint.registry import shared_index
+from opkit.signature import OpSignature
+
+
+@shared_index
+def effects_of(project: LintProject) -> dict[str, OpEffects]:
+    """Every op's effects, computed once per lint from all producers (``opkit.effects.build``)."""
+    from opkit.effects.build import compute
+
+    return compute(project)
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One schema of an op whose kernel was read: where it is, what it says, what the kernel does."""
+
+    site: SchemaSite
+    sig: OpSignature
+    effects: OpEffects
+
+    @property
+    def op(self) -> str:
+        return self.effects.op
+
+    def place(self, argument: str | None = None) -> tuple[int, int]:
+        """The file (line, column) of an argument of the schema (its type's first character), else of the schema."""
+        arg = next((a for a in self.sig.arguments if a.name == argument), None) if argument else None
+        return self.site.place(arg.column) if arg is not None and arg.column else (self.site.line, self.site.column)
+
+
+def promises(project: LintProject) -> Iterator[Promise]:
+    """Each schema (C++ def, Python definition) of an op whose effects were read."""
+    effects = effects_of(project)
+    if not effects:
+        return
+    for source in (*project.cpp_files, *project.python_files):
+        for site in source.schema_sites():
+            sig = site.signature
+            if sig is None:
+                continue
+            namespace = sig.namespace or site.namespace
+            found = effects.get(f"{namespace}::{sig.full_name}")
+            if found is not None and found.kernels:
+                yield Promise(site, sig, found)
+
+
+def evidence_text(evidence: tuple[Evidence, ...], limit: int = 2) -> str:
+    """The first pieces of evidence as ``path:line: why``, and how many more."""
+    shown = "; ".join(str(e) for e in evidence[:limit])
+    return shown + (f" (and {len(evidence) - limit} more)" if len(evidence) > limit else "")
+
+
+def kernel_name(effects: OpEffects) -> str:
+    return ", ".join(dict.fromkeys(k.function for k in effects.kernels))
+
+
+# The example op of the rules: my_ops::my_op, its kernel in my_ops.cpp, its aclnn header beside it.
+MY_OP_META = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &y) { return at::empty_like(x); }"
+
+
+def my_ops_example(*lines: str, files: dict[str, str] | None = None) -> str:
+    """A ``project`` example: ``my_ops.cpp`` made of ``lines``, and other files by name."""
+    text = "\n".join(("# file: my_ops.cpp", *lines))
+    for name, content in (files or {}).items():
+        text += f"\n# file: {name}\n{content}"
+    return text
+
+
+@shared_index
+def side_effect_ops(project: LintProject) -> dict[str, tuple[str, int]]:
+    """``ns::name`` → (path, line) of each op the linted Python declares impure (``has_side_effect``)."""
+    from opkit.formats.python_registrations import side_effect_ops as declared
+
+    found: dict[str, tuple[str, int]] = {}
+    for source in project.python_files:
+        for op, (line, _) in declared(source.text).items():
+            found.setdefault(op, (source.path, line))
+    return found
+
+
+def has_side_effect(project: LintProject, op: str) -> bool:
+    return op.split(".", 1)[0] in side_effect_ops(project)
 
 
 def compare_dtypes(expected: str | None, found: str | None, checked: Mapping[str, frozenset[str]] | None = None) -> str | None:

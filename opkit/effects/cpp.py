@@ -1,0 +1,584 @@
+"""The effects of C++ host kernels: each kernel bound by ``impl`` (or a def's own), its body read
+(``formats.cpp_bodies``) and what it does to each tensor argument decided from what it calls.
+
+What counts as a write (kernel-effects.md): an output position of an aclnn call (``EXEC_NPU_CMD``-family
+macros, ``aclnnXGetWorkspaceSize`` called directly), mapped by position to the aclnn header in the files
+read (``const aclTensor *`` in, ``aclTensor *`` out, or ``DFX_OUT``) or else to the op's OpDef (inputs,
+attributes, outputs; an output named like an input is that input, written); ``OpCommand``'s ``.Output(x)``;
+an in-place tensor method (``x.copy_``, any ``x.name_(...)``); ``at::name_out``/``at::name_`` calls; a call of
+a registered op whose schema marks the position ``(a!)``; and any of these in a helper function of the files
+read (followed ``MAX_DEPTH`` calls deep). A local made from a parameter by views (``x.view(...)``, ``x[0]``,
+``x.value()``, a range-for element) is that parameter.
+
+What stays unknown, with the reason: a tensor passed to a call opkit does not follow (a function not in the
+files read, a pointer to its memory handed to a device launch, an aclnn interface with neither header nor
+OpDef). A non-const ``at::Tensor &`` parameter is never taken as a write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from opkit.effects.model import Allocation, ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
+
+# Dispatch keys whose kernel is the op's computation (not Meta, not an autograd wrapper).
+KERNEL_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CUDA", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
+MAX_DEPTH = 3  # helper calls followed from a kernel
+
+EXEC_MACROS = frozenset(
+    {"EXEC_NPU_CMD", "EXEC_NPU_NO_FORMAT_CHECK_CMD", "EXEC_NPU_CMD_V1", "EXEC_NPU_NO_FORMAT_CHECK_CMD_V1", "EXEC_NPU_CMD_SYNC", "EXEC_NPU_CMD_EXT"}
+)
+# Methods that leave the tensor's data as it is and return it, or a view of it (writing the result writes it).
+VIEW_METHODS = frozenset(
+    """view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose permute t select slice narrow
+    expand expand_as as_strided contiguous unfold diagonal movedim moveaxis swapaxes swapdims alias detach
+    value get real imag mT mH T H [] operator* front back at""".split()
+)
+# ATen functions returning a view of their first argument.
+VIEW_FUNCTIONS = frozenset(f"at::{n}" for n in "view_as_real view_as_complex narrow select transpose permute squeeze unsqueeze reshape flatten as_strided alias detach".split())
+# Methods that neither write the tensor nor return memory of it that is written later.
+_NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE = frozenset({"requires_grad_", "retain_grad_", "set_requires_grad_"})
+POINTER_METHODS = frozenset({"data_ptr", "mutable_data_ptr", "const_data_ptr", "data", "storage"})
+SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
+SYNC_FUNCTIONS = frozenset(
+    {"aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "npuSynchronizeDevice",
+     "c10_npu::npuSynchronizeDevice", "c10_npu::npuSynchronizeUsedDevices"}
+)  # fmt: skip
+ALLOCATIONS = frozenset(
+    """at::empty at::empty_like at::zeros at::zeros_like at::ones at::ones_like at::full at::full_like at::empty_strided at::randn
+    torch::empty torch::empty_like torch::zeros torch::zeros_like torch::ones torch::ones_like torch::full torch::full_like
+    at_npu::native::OpPreparation::apply_tensor at_npu::native::OpPreparation::apply_tensor_without_format
+    OpPreparation::apply_tensor OpPreparation::apply_tensor_without_format OpPreparation::apply_tensor_with_format
+    at_npu::native::OpPreparation::apply_tensor_with_format npu_preparation::apply_tensor npu_preparation::apply_tensor_without_format
+    at_npu::native::empty_with_format""".split()
+)
+# Calls known to write none of their arguments: checks, logging, the standard library, stream plumbing.
+_HARMLESS_PREFIXES = ("std::", "TORCH_", "AT_", "C10_", "c10::", "ASCEND_LOGI", "ASCEND_LOGW", "ASCEND_LOGE", "OPS_LOG", "OP_LOG", "printf", "fprintf")
+_HARMLESS_CALLS = frozenset(
+    """TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN CHECK_ACL static_assert assert sizeof at::IntArrayRef c10::IntArrayRef
+    at::TensorOptions at::dtype at::device at::Device c10::Device at::ScalarType OptionalNPUGuard c10_npu::OptionalNPUGuard
+    c10_npu::getCurrentNPUStream getCurrentNPUStream at::SymIntArrayRef c10::SymIntArrayRef c10::nullopt at::Scalar c10::Scalar
+    c10::str c10::string_view std::string""".split()
+)
+_DTYPES = {
+    "kChar": "int8", "kByte": "uint8", "kShort": "int16", "kInt": "int32", "kLong": "int64", "kHalf": "float16", "kFloat": "float32",
+    "kDouble": "float64", "kBFloat16": "bfloat16", "kBool": "bool", "kFloat16": "float16", "kInt8": "int8", "kUInt8": "uint8",
+    "kInt16": "int16", "kInt32": "int32", "kInt64": "int64", "kFloat32": "float32", "kFloat64": "float64", "kComplexFloat": "complex64",
+}  # fmt: skip
+
+
+def produce(inputs) -> Iterator[OpEffects]:
+    """The effects of every op whose C++ kernel the inputs bind (``impl``, or a def's own kernel)."""
+    if not getattr(inputs, "cpp_files", None):
+        return
+    reader = _Kernels(inputs)
+    by_op: dict[str, list[OpEffects]] = {}
+    for op, sig, kernel, key, path, line, column in _bound_kernels(inputs.cpp_files):
+        by_op.setdefault(op, []).append(reader.effects(op, sig, kernel, key, path, line, column))
+    from opkit.effects.build import merge
+
+    for op, parts in by_op.items():
+        yield parts[0] if len(parts) == 1 else merge(parts)
+
+
+def _bound_kernels(files) -> Iterator[tuple]:
+    """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def."""
+    from opkit.formats.cpp_registrations import exclusive
+    from opkit.signature import Dialect, SchemaError, parse_schema
+
+    defs: dict[tuple[str, str], list] = {}
+    for source in files:
+        for d in source.defs:
+            try:
+                sig = parse_schema(d.schema, Dialect.TORCH_LIBRARY)
+            except SchemaError:
+                continue
+            namespace = sig.namespace or d.namespace
+            defs.setdefault((namespace, sig.full_name), []).append((source.path, d, sig))
+            if d.kernel is not None:
+                yield f"{namespace}::{sig.full_name}", sig, d.kernel, "CompositeImplicitAutograd", source.path, d.kernel.line, d.kernel.column
+    for source in files:
+        for impl in source.impls:
+            if impl.dispatch_key not in KERNEL_KEYS:
+                continue
+            for path, d, sig in defs.get((impl.namespace, impl.op), ()):
+                if not exclusive(d.conditions, impl.conditions, same_file=path == source.path):
+                    yield f"{impl.namespace}::{sig.full_name}", sig, impl.kernel, impl.dispatch_key, source.path, impl.line, impl.column
+                    break
+
+
+@dataclass
+class _Flow:
+    """What one function does to its tracked parameters: the result of reading its body."""
+
+    writes: dict[str, list[Evidence]] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)
+    returns: list[tuple[Evidence, tuple]] = field(default_factory=list)  # (where, per value: ("alias", p) | ("fresh", Allocation) | None)
+    aclop: list[Evidence] = field(default_factory=list)
+    syncs: list[Evidence] = field(default_factory=list)
+
+    def write(self, param: str, evidence: Evidence) -> None:
+        self.writes.setdefault(param, []).append(evidence)
+
+    def not_known(self, param: str, reason: str) -> None:
+        self.unknown.setdefault(param, reason)
+
+
+class _Kernels:
+    """The files a kernel's reading reaches, each read once: bodies, helpers, aclnn interfaces, OpDefs, ops."""
+
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.texts: dict[str, str] = dict(getattr(inputs, "cpp_texts", {}) or {})
+        self.functions: dict[str, list] = getattr(inputs, "cpp_functions", {}) or {}
+        self._tokens: dict[str, list] = {}
+        self._defined: dict[str, list] = {}  # name → functions with bodies found by searching the texts
+        self._searched: set[str] = set()
+        self._interfaces: dict[str, list] | None = None
+        self._opdefs: dict[str, object] | None = None
+        self._schemas: dict[str, object] | None = None
+        self._flows: dict[tuple, _Flow] = {}
+
+    # -- one op ------------------------------------------------------------------------------
+    def effects(self, op: str, sig, kernel, key: str, path: str, line: int, column: int) -> OpEffects:
+        from opkit.formats.cpp_registrations import resolve_kernel
+
+        tensors = [a for a in sig.arguments if a.type.is_tensor]
+        fn = resolve_kernel(self.functions, kernel)
+        if fn is not None and not fn.defined:
+            fn = self.definition(fn.short_name, len(fn.parameters)) or fn
+        elif fn is None and kernel.kind == "function":
+            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments))
+        name = kernel.name or "the lambda"
+        if fn is None or not fn.defined or fn.body == (0, 0) or fn.path not in self.texts:
+            why = f"the body of {name} is not in the C++ files read" if kernel.kind in ("function", "lambda") else f"a {kernel.kind} kernel ({name})"
+            return _unknown(op, sig, tensors, why)
+        site = KernelSite(fn.name if fn.name not in ("<lambda>", "<cast>") else name, "c++", key, fn.path, fn.line, fn.column)
+        if len(fn.parameters) != len(sig.arguments):
+            return _unknown(op, sig, tensors, f"{site.function} takes {len(fn.parameters)} parameters, the schema {len(sig.arguments)}", site)
+        tracked = {p.name: a.name for p, a in zip(fn.parameters, sig.arguments) if a.type.is_tensor and p.name}
+        flow = self.flow(fn, frozenset(tracked), 0)
+        arguments = []
+        for a, p in ((a, p) for p, a in zip(fn.parameters, sig.arguments) if a.type.is_tensor):
+            if p.name in flow.writes:
+                arguments.append(ArgumentEffect(a.name, Knowledge.YES, tuple(dict.fromkeys(flow.writes[p.name]))))
+            elif not p.name:
+                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because="the kernel's parameter is unnamed"))
+            elif p.name in flow.unknown:
+                arguments.append(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=flow.unknown[p.name]))
+            else:
+                arguments.append(ArgumentEffect(a.name, Knowledge.NO))
+        returns = _returns(sig, fn, flow, tracked)
+        return OpEffects(op, (site,), tuple(arguments), returns, tuple(dict.fromkeys(flow.aclop)), tuple(dict.fromkeys(flow.syncs)))
+
+    # -- one function --------------------------------------------------------------------------
+    def flow(self, fn, tracked: frozenset[str], depth: int) -> _Flow:
+        key = (fn.path, fn.body, tracked)
+        if key not in self._flows:
+            self._flows[key] = _FlowReader(self, fn, tracked, depth).read()
+        return self._flows[key]
+
+    def tokens(self, path: str) -> list:
+        if path not in self._tokens:
+            from opkit.formats.cpp_bodies import code_tokens
+            from opkit.formats.cpp_text import CppTextError
+            from opkit.formats.cpp_tokens import tokenize
+
+            try:
+                self._tokens[path] = code_tokens(tokenize(self.texts[path]))
+            except CppTextError:
+                self._tokens[path] = []
+        return self._tokens[path]
+
+    def definition(self, name: str, arity: int | None = None):
+        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ."""
+        candidates = [f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)]
+        if not candidates:
+            candidates = self._search(name)
+        if arity is not None:
+            candidates = [f for f in candidates if len(f.parameters) == arity] or ([] if len({len(f.parameters) for f in candidates}) > 1 else candidates)
+        shapes = {tuple(p.type for p in f.parameters) for f in candidates}
+        return candidates[0] if len(shapes) == 1 else None
+
+    def _search(self, name: str) -> list:
+        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read."""
+        if name in self._searched:
+            return self._defined.get(name, [])
+        self._searched.add(name)
+        from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
+
+        pattern = re.compile(r"\b" + re.escape(name) + r"\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^;{]*)?\{")
+        found = []
+        for path, text in self.texts.items():
+            if name not in text or not pattern.search(text):
+                continue
+            try:
+                records = read_cpp_registrations(path, text)
+            except CppReadError:
+                continue
+            found += [f for f in records.functions if f.short_name == name and f.defined]
+        self._defined[name] = found
+        return found
+
+    def interface(self, name: str):
+        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it."""
+        if self._interfaces is None:
+            from opkit.formats.aclnn_api import mentions_interfaces, read_aclnn_interfaces
+
+            self._interfaces = {}
+            for path, text in self.texts.items():
+                if mentions_interfaces(text):
+                    for found in read_aclnn_interfaces(path, text):
+                        self._interfaces.setdefault(found.name, []).append(found)
+        found = self._interfaces.get(name, [])
+        decided = [f for f in found if f.dfx_out] or found
+        shapes = {tuple((p.tensor, p.output) for p in f.parameters) for f in decided}
+        return decided[0] if len(shapes) == 1 else None
+
+    def opdef(self, op_type: str):
+        if self._opdefs is None:
+            self._opdefs = {}
+            for file in getattr(self.inputs, "opdef_files", ()) or ():
+                for op in file.ops:
+                    self._opdefs.setdefault(op.op_type, op)
+        return self._opdefs.get(op_type)
+
+    def schema(self, name: str):
+        """The signature of a registered op a kernel may call by its name (C++ defs and Python schemas)."""
+        if self._schemas is None:
+            self._schemas = {}
+            sites = [s for f in getattr(self.inputs, "cpp_files", ()) for s in f.schema_sites()]
+            sites += [s for f in getattr(self.inputs, "python_files", ()) for s in f.schema_sites()]
+            for site in sites:
+                sig = site.signature
+                if sig is not None:
+                    self._schemas.setdefault(sig.name, []).append(sig)
+        found = self._schemas.get(name, [])
+        return found[0] if len({tuple(a.is_mutated for a in s.arguments) for s in found}) == 1 else None
+
+
+def _unknown(op: str, sig, tensors, why: str, site: KernelSite | None = None) -> OpEffects:
+    return OpEffects(
+        op, (site,) if site else (), tuple(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=why) for a in tensors),
+        tuple(ReturnEffect(i) for i in range(len(sig.returns))), unknowns=(why,),
+    )  # fmt: skip
+
+
+def _returns(sig, fn, flow: _Flow, tracked: dict[str, str]) -> tuple[ReturnEffect, ...]:
+    """Each schema return: an argument returned as-is, a fresh allocation, or unknown, from every ``return``."""
+    count = len(sig.returns)
+    if count == 0:
+        return ()
+    statements = [(where, values) for where, values in flow.returns if len(values) == count]
+    if not statements or len(statements) != len(flow.returns):
+        return tuple(ReturnEffect(i) for i in range(count))
+    reference = _reference_returns(fn.returns, count)
+    out = []
+    for i in range(count):
+        seen = {values[i] for _, values in statements}
+        evidence = tuple(where for where, _ in statements)
+        if len(seen) != 1 or None in seen:
+            out.append(ReturnEffect(i))
+            continue
+        kind, what = next(iter(seen))
+        if kind == "alias":
+            why = f"returns {what} itself" + (" (a reference in the return type)" if reference[i] else "")
+            out.append(ReturnEffect(i, aliases=tracked.get(what, what), known=True, evidence=tuple(Evidence(e.path, e.line, e.column, why) for e in evidence)))
+        else:
+            out.append(ReturnEffect(i, allocation=what, known=True, evidence=evidence))
+    return tuple(out)
+
+
+def _reference_returns(returns: str, count: int) -> list[bool]:
+    """Which elements of a kernel's return type are references (``std::tuple<at::Tensor&, at::Tensor>``)."""
+    from opkit.formats.cpp_registrations import split_top
+
+    text = returns.strip()
+    m = re.fullmatch(r"(?:std::)?tuple\s*<(.*)>", text)
+    parts = split_top(m.group(1), ",") if m else [text]
+    flags = ["&" in p and "&&" not in p for p in parts]
+    return flags if len(flags) == count else [False] * count
+
+
+class _FlowReader:
+    """One function's body against its tracked parameters (the kernel's tensors, or a helper's)."""
+
+    def __init__(self, kernels: _Kernels, fn, tracked: frozenset[str], depth: int):
+        self.k = kernels
+        self.fn = fn
+        self.path = fn.path
+        self.depth = depth
+        self.flow = _Flow()
+        # variable → (tracked parameter it is, or a view of; how) ; None: a fresh tensor of the function's own
+        self.alias: dict[str, str | None] = {p: p for p in tracked}
+        self.allocation: dict[str, Allocation] = {}
+        self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
+        self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
+
+    def read(self) -> _Flow:
+        from opkit.formats.cpp_bodies import read_body
+
+        tokens = self.k.tokens(self.path)
+        if not tokens:
+            for p in self.alias:
+                self.flow.not_known(p, f"{self.path} cannot be read as C++")
+            return self.flow
+        body = read_body(tokens, *self.fn.body)
+        facts = body.facts
+        self.custom_handlers = {f.target.root for f in facts if f.kind == "method" and f.name == "SetCustomHandler" and f.target is not None}
+        for fact in facts:
+            handler = getattr(self, "_" + fact.kind)
+            handler(fact)
+        return self.flow
+
+    def evidence(self, fact, why: str) -> Evidence:
+        return Evidence(self.path, fact.line, fact.column, why)
+
+    def param_of(self, operand) -> str | None:
+        """The tracked parameter an operand is (or views), or None."""
+        if operand is None or not operand.root:
+            return None
+        if operand.call:
+            return None
+        base = self.alias.get(operand.root)
+        if base is None:
+            base = self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain else None
+            return base
+        if all(c in VIEW_METHODS for c in operand.chain):
+            return base
+        return None
+
+    def _touched(self, operand) -> str | None:
+        """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
+        its data (``x.data_ptr()``, a variable holding one, ``&x``); not a value computed from it (``x.size(0)``)."""
+        if operand is None or not operand.root or operand.call:
+            return None
+        if operand.root in self.pointers and not operand.chain:
+            return self.pointers[operand.root]
+        base = self.alias.get(operand.root)
+        if base is None:
+            return None
+        chain = operand.chain
+        if chain and chain[-1] in POINTER_METHODS:
+            chain = chain[:-1]
+        return base if all(c in VIEW_METHODS for c in chain) else None
+
+    # -- facts ---------------------------------------------------------------------------------
+    def _assign(self, fact) -> None:
+        source = fact.target
+        name = fact.name
+        self.alias.pop(name, None)
+        self.pointers.pop(name, None)
+        self.allocation.pop(name, None)
+        if source is None:
+            return
+        param = self.param_of(source)
+        if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
+            self.alias[name] = param
+            return
+        touched = self._touched(source)
+        if touched is not None and source.chain and source.chain[-1] in POINTER_METHODS:
+            self.pointers[name] = touched
+            return
+        if source.call in VIEW_FUNCTIONS:
+            return  # its first argument's view: read through the call fact below
+        if source.call:
+            allocation = self._allocation(source)
+            if allocation is not None:
+                self.allocation[name] = allocation
+
+    def _allocation(self, source) -> Allocation | None:
+        call = source.call
+        if call not in ALLOCATIONS:
+            return None
+        text = source.text
+        dtype = device = size = None
+        m = re.search(r"\b(?:at|torch|c10)::(?:ScalarType::)?(k\w+)", text)
+        if m and m.group(1) in _DTYPES:
+            dtype = _DTYPES[m.group(1)]
+        inner = text[text.find("(") + 1 :]
+        first = re.match(r"\s*([A-Za-z_]\w*)\b", inner)
+        like = call.endswith("_like") and first is not None
+        if like:
+            size = f"like:{self.alias.get(first.group(1)) or first.group(1)}"
+            dtype = dtype or size
+        options = re.search(r"([A-Za-z_]\w*)\s*\.\s*options\s*\(\s*\)", text)
+        if options and dtype is None:
+            dtype = f"like:{self.alias.get(options.group(1)) or options.group(1)}"
+        if "kCPU" in text or "\"cpu\"" in text:
+            device = "cpu"
+        elif options or like:
+            device = f"like:{self.alias.get((options or first).group(1)) or (options or first).group(1)}"
+        elif "device(" in text:
+            dev = re.search(r"device\(\s*([A-Za-z_]\w*)\s*\.\s*device\s*\(\s*\)\s*\)", text)
+            device = f"like:{self.alias.get(dev.group(1)) or dev.group(1)}" if dev else None
+        if size is None:
+            args = inner.rsplit(")", 1)[0]
+            size = args.split(",", 1)[0].strip() if args else None
+        return Allocation(dtype, size, device, Evidence(self.path, source.line, source.column, source.text))
+
+    def _method(self, fact) -> None:
+        receiver = fact.target
+        name = fact.name
+        if name in SYNC_METHODS or (name == "to" and any("kCPU" in a.text or a.text == '"cpu"' for a in fact.args)):
+            if self._tensorish(receiver):
+                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}() waits for the device and copies to the host"))
+        if name == "Run" and receiver is not None and receiver.root and not receiver.call:
+            if ("Name" in receiver.chain or self._is_opcommand(receiver.root)) and receiver.root not in self.custom_handlers:
+                self.flow.aclop.append(self.evidence(fact, f"{receiver.root}.Run() runs the OpCommand on the aclop path"))
+            return
+        if name == "Output" and receiver is not None and ("Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)):
+            if fact.args:
+                param = self.param_of(fact.args[0])
+                if param is not None:
+                    self.flow.write(param, self.evidence(fact, f"OpCommand .Output({fact.args[0].text})"))
+            return
+        param = self.param_of(receiver)
+        if param is not None and name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE:
+            self.flow.write(param, self.evidence(fact, f"{receiver.text}.{name}(...) writes it in place"))
+        # arguments of a method: a tensor method reads its arguments; other objects' methods are not followed
+        if receiver is not None and receiver.root and not self._tensorish(receiver) and not self._is_opcommand(receiver.root):
+            for arg in fact.args:
+                touched = self._touched(arg)
+                if touched is not None and (arg.address or self.pointers.get(arg.root)):
+                    self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+
+    def _tensorish(self, operand) -> bool:
+        return operand is not None and (operand.root in self.alias or operand.root in self.allocation)
+
+    def _is_opcommand(self, name: str) -> bool:
+        return name in self._opcommands
+
+    @property
+    def _opcommands(self) -> set[str]:
+        if not hasattr(self, "_opcommand_names"):
+            text = self.k.texts.get(self.path, "")[self.fn.body[0] : self.fn.body[1]]
+            self._opcommand_names = set(re.findall(r"\bOpCommand\s+([A-Za-z_]\w*)\s*[;({]", text))
+        return self._opcommand_names
+
+    def _call(self, fact) -> None:
+        name = fact.name
+        short = name.rsplit("::", 1)[-1]
+        if short in EXEC_MACROS:
+            self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
+            return
+        if short.startswith("aclnn") and short.endswith("GetWorkspaceSize"):
+            self._aclnn(fact, short.removesuffix("GetWorkspaceSize"), fact.args[:-2])
+            return
+        if name in SYNC_FUNCTIONS or short in SYNC_FUNCTIONS:
+            self.flow.syncs.append(self.evidence(fact, f"{name}(...) blocks the host until the device finishes"))
+            return
+        if short == "RunOpApiV2" or short == "RunOpApi" or short == "RunOpApiV3":
+            return  # queues the lambda given: its body is read with the function's
+        passed = [(i, a, self._touched(a)) for i, a in enumerate(fact.args)]
+        passed = [(i, a, p) for i, a, p in passed if p is not None]
+        if not passed:
+            return
+        if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
+            return
+        if name.startswith(("at::", "torch::")) and name.count("::") == 1:
+            if short.endswith(("_out", "_outf")) or (short.endswith("_") and not short.startswith("_")):
+                self._aten_inplace(fact, short, passed)
+            return  # a functional ATen op: reads its arguments
+        schema = self.k.schema(short)
+        if schema is not None:
+            self._registered_op(fact, schema, passed)
+            return
+        helper = self.k.definition(short, len(fact.args)) if self.depth < MAX_DEPTH else None
+        if helper is not None and helper.body != (0, 0) and len(helper.parameters) == len(fact.args):
+            self._helper(fact, helper, passed)
+            return
+        reason = f"passed to {name}(...), which opkit does not follow" + (f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH else " (not defined in the C++ files read)")
+        for _, arg, param in passed:
+            self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
+
+    def _aten_inplace(self, fact, short: str, passed) -> None:
+        """``at::x_(self, ...)`` writes self; ``at::x_out(out, ...)`` its first arguments, ``at::x_outf(..., out)`` its last."""
+        written = 0 if not short.endswith("_outf") else len(fact.args) - 1
+        for i, arg, param in passed:
+            if i == written and self.param_of(arg) is not None:
+                self.flow.write(param, self.evidence(fact, f"at::{short}({', '.join(a.text for a in fact.args)}) writes {arg.text}"))
+            elif short.endswith("_out") and i > 0:
+                self.flow.not_known(param, f"{arg.text} passed to at::{short}, whose leading out arguments opkit does not count, {self.path}:{fact.line}")
+
+    def _registered_op(self, fact, schema, passed) -> None:
+        for i, arg, param in passed:
+            if i < len(schema.arguments) and schema.arguments[i].is_mutated and self.param_of(arg) is not None:
+                self.flow.write(param, self.evidence(fact, f"{fact.name}(...) is the registered op {schema.name}, whose schema marks '{schema.arguments[i].name}' (a!)"))
+
+    def _helper(self, fact, helper, passed) -> None:
+        names = {helper.parameters[i].name: (arg, param) for i, arg, param in passed if helper.parameters[i].name}
+        inner = self.k.flow(helper, frozenset(names), self.depth + 1)
+        for hname, (arg, param) in names.items():
+            if hname in inner.writes:
+                direct = self.param_of(arg) is not None or arg.address or arg.root in self.pointers
+                if direct:
+                    first = inner.writes[hname][0]
+                    self.flow.write(param, Evidence(first.path, first.line, first.column, f"{first.why} (in {helper.name}, called at {self.path}:{fact.line})"))
+            elif hname in inner.unknown:
+                self.flow.not_known(param, inner.unknown[hname])
+        self.flow.aclop += inner.aclop
+        self.flow.syncs += inner.syncs
+
+    def _aclnn(self, fact, aclnn: str, operands) -> None:
+        """An aclnn call: each operand at an output position of the interface is written."""
+        passed = [(i, a, self._touched(a)) for i, a in enumerate(operands)]
+        passed = [(i, a, p) for i, a, p in passed if p is not None]
+        if not passed:
+            return
+        outputs, source, problem = self._outputs(aclnn, len(operands))
+        for i, arg, param in passed:
+            if problem:
+                self.flow.not_known(param, f"{arg.text} passed to {aclnn} ({self.path}:{fact.line}): {problem}")
+            elif i in outputs:
+                if self.param_of(arg) is not None:
+                    self.flow.write(param, self.evidence(fact, f"{aclnn}'s output {outputs[i]} ({source}) is {arg.text}"))
+                else:
+                    self.flow.not_known(param, f"{arg.text} is {aclnn}'s output {outputs[i]} ({source}), but not {param} itself")
+
+    def _outputs(self, aclnn: str, count: int) -> tuple[dict[int, str], str, str]:
+        """(output positions → their names, where that was read, why it is unknown: "" when known)."""
+        interface = self.k.interface(aclnn)
+        if interface is not None:
+            where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
+            if len(interface.parameters) != count:
+                return {}, where, f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}"
+            return {i: p.name for i, p in enumerate(interface.parameters) if p.output}, where, ""
+        op = self.k.opdef(aclnn.removeprefix("aclnn")) if aclnn.startswith("aclnn") else None
+        if op is None:
+            return {}, "", f"no aclnn header declares {aclnn}GetWorkspaceSize and no OpDef {aclnn.removeprefix('aclnn')} is in the files read"
+        inputs = [t.name for t in op.inputs]
+        outputs = [t.name for t in op.outputs if t.name not in inputs]
+        in_place = {t.name for t in op.outputs if t.name in inputs}
+        positions = [*inputs, *(a.name for a in op.attrs), *outputs]
+        where = f"OpDef {op.op_type}, {op.path}:{op.line}"
+        if not op.outputs:
+            return {}, where, f"OpDef {op.op_type} ({op.path}:{op.line}) declares no output: it writes some of its inputs, which the host code does not say"
+        if len(positions) != count:
+            return {}, where, f"the call passes {count} operands, OpDef {op.op_type} ({op.path}:{op.line}) has {len(positions)} (inputs, attributes, outputs)"
+        written = {i: n for i, n in enumerate(positions) if i >= len(inputs) + len(op.attrs) or n in in_place}
+        return written, where, ""
+
+    def _launch(self, fact) -> None:
+        for arg in fact.args:
+            param = self._touched(arg)
+            if param is not None:
+                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
+
+    def _return(self, fact) -> None:
+        if fact.in_lambda:
+            return
+        values = []
+        for value in fact.args:
+            param = self.param_of(value)
+            if param is not None:
+                values.append(("alias", param))
+            elif value.root in self.allocation and not value.chain:
+                values.append(("fresh", self.allocation[value.root]))
+            elif value.call and not value.chain and self._allocation(value) is not None:
+                values.append(("fresh", self._allocation(value)))
+            else:
+                values.append(None)
+        self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))
