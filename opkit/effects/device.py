@@ -53,7 +53,7 @@ class _Builder:
                 self.launchers.setdefault(name, []).append(fn)
         self._calls: dict[str, dict] = {}
         self._device: dict[tuple[str, ...], object] = {}
-        self.schemas = _schemas(project)
+        self.schemas = schemas_by_op(project)
         self._by_path: dict[str, str] | None = None
 
     def effects(self) -> Iterator[OpEffects]:
@@ -212,7 +212,7 @@ def _through(source, call):
     return outer
 
 
-def _schemas(project) -> dict:
+def schemas_by_op(project) -> dict:
     """Each op's signature by ``ns::name`` (and ``name``), from every schema the project holds."""
     found: dict = {}
     for site in project.all_schema_sites():

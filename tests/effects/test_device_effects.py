@@ -155,3 +155,17 @@ TORCH_LIBRARY_IMPL(demo, PrivateUse1, m) { m.impl("fill_copy", TORCH_FN(demo::fi
 def test_no_launch_no_effects(tmp_path):
     binding = 'TORCH_LIBRARY(demo, m) { m.def("f(Tensor x) -> Tensor"); }\n'
     assert effects_of(tmp_path, {"b.cpp": binding}) == {}
+
+
+@pytest.mark.parametrize("schema, fires", [("fill_cache(Tensor x, Tensor cache) -> ()", True), ("fill_cache(Tensor x, Tensor(a!) cache) -> ()", False)])
+def test_lint_reports_the_launched_kernels_undeclared_write_at_the_schema(tmp_path, schema, fires):
+    from opkit.lint import Selection, lint
+
+    text = KERNEL + HOST.replace("SCHEMA", schema)
+    (tmp_path / "fill.asc").write_text(text)
+    findings = lint([str(tmp_path)], selection=Selection(("K2",)), use_cache=False).findings
+    assert [f.code for f in findings] == (["K201"] if fires else [])
+    if fires:
+        [finding] = findings
+        schema_line = text.splitlines().index('TORCH_LIBRARY(demo, m) { m.def("' + schema + '"); }') + 1
+        assert finding.line == schema_line and "'cache'" in finding.message and "DataCopy(cacheGm[0], ...)" in finding.message
