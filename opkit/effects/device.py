@@ -215,7 +215,8 @@ def _through(source, call):
 def schemas_by_op(project) -> dict:
     """Each op's signature by ``ns::name`` (and ``name``), from every schema the project holds."""
     found: dict = {}
-    for site in project.all_schema_sites():
+    # the C++ defs first: a kernel bound by a C++ impl is the one its TORCH_LIBRARY block defines
+    for site in (*(s for f in project.cpp_files for s in f.schema_sites()), *project.all_schema_sites()):
         signature = site.signature
         if signature is None:
             continue

@@ -107,12 +107,18 @@ class DeviceCode:
         self.functions: dict[str, list[_Function]] = {}
         self.class_members: dict[str, set[str]] = {}
         self.errors: dict[str, str] = {}  # path → why it was not read
+        self.macros: dict[str, frozenset[str]] = {}  # #define NAME → the words of its parameters and body
+        self._macro_words: dict[int, dict[str, str]] = {}
         for path, text in texts.items():
             every = cached_tokens(path, text, cache)
             if every is None:
                 self.errors[path] = "the C++ lexer cannot read it"
                 continue
             tokens = [t for t in every if t.kind != "directive"]
+            for tok in every:
+                m = _ANY_DEFINE.match(tok.text) if tok.kind == "directive" else None
+                if m:
+                    self.macros[m.group(1)] = frozenset(re.findall(r"[A-Za-z_]\w*", m.group(2)))
             self._index(_File(path, _Reader(path, tokens)))
             for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
                 self._index(_File(path, _Reader(path, expansion)))
@@ -271,6 +277,34 @@ class DeviceCode:
         self._member_memo[key] = result
         return result
 
+    def macro_words(self, fn: _Function) -> dict[str, str]:
+        """Each word the macros ``fn``'s body uses may expand to (macros of macros included) → the macro used:
+        a name in one may be read or written where the body does not show it."""
+        key = id(fn)
+        if key not in self._macro_words:
+            words: dict[str, str] = {}
+            if self.macros:
+                t = fn.file.reader.t
+                pending = [(tok.text, tok.text) for tok in t[fn.open + 1 : fn.close] if tok.kind == "ident" and tok.text in self.macros]
+                seen = set()
+                while pending:
+                    name, used = pending.pop()
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    for word in self.macros[name]:
+                        words.setdefault(word, used)
+                        if word in self.macros:
+                            pending.append((word, used))
+                    # a macro passed to another as an argument (X-macros): its words count too
+                    for k in range(fn.open + 1, fn.close):
+                        if t[k].text == name and t[k + 1].text == "(":
+                            for arg in t[k + 2 : fn.file.reader.match.get(k + 1, k + 2)]:
+                                if arg.kind == "ident" and arg.text in self.macros:
+                                    pending.append((arg.text, used))
+            self._macro_words[key] = words
+        return self._macro_words[key]
+
     def callees(self, name: str, klass: str | None, arity: int) -> list[_Function]:
         candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (klass is None or f.klass == klass)]
         exact = [f for f in candidates if len(f.params) == arity]
@@ -313,6 +347,9 @@ class _Scan:
                     if alias not in seen:
                         seen.add(alias)
                         pending.append(alias)
+        expanded = self.code.macro_words(self.fn)
+        for name in sorted(seen & expanded.keys()):
+            self._unknown(f"{name} is named in macro {expanded[name]}, used in {self.fn.name} and not expanded")
         return _combine(self.results)
 
     def _write(self, at: int, why: str) -> None:
@@ -465,6 +502,7 @@ class _Scan:
         return f", {name} bound by {how}" if how else ""
 
 
+_ANY_DEFINE = re.compile(r"#\s*define\s+(\w+)(.*)", re.S)
 _DEFINE = re.compile(r"#\s*define\s+(\w+)\(([^)]*)\)(.*)", re.S)
 
 

@@ -189,3 +189,23 @@ def test_a_kernel_defined_twice_or_not_at_all_is_not_guessed():
 def test_unreadable_text_is_an_error_of_that_file_only():
     code = DeviceCode({"bad.asc": 'const char *s = "never closed;\n', "good.asc": CLASS_KERNEL})
     assert "bad.asc" in code.errors and code.kernel("scale_kernel") is not None
+
+
+def test_a_parameter_named_inside_a_macro_the_body_uses_is_unknown():
+    """X-macros: the kernel's body names y only through a macro it passes to another; nothing is expanded,
+    so y is unknown, never "not written"."""
+    text = """
+#define CASES(X) X(16) X(32)
+#define DISPATCH_CASE(N) case N: Store<N>((__gm__ half *)y); break;
+template <int N> __aicore__ inline void Store(__gm__ half *dst) { dst[0] = 0; }
+__global__ __aicore__ void k(GM_ADDR x, GM_ADDR y, uint32_t n)
+{
+    switch (n) {
+        CASES(DISPATCH_CASE)
+        default: break;
+    }
+}
+"""
+    kernel = DeviceCode({"k.cpp": text}).kernel("k")
+    x, y, _ = kernel.parameters
+    assert (x.written, y.written) == (NO, UNKNOWN) and "DISPATCH_CASE" in y.unknown_because
