@@ -157,6 +157,7 @@ class _Builder:
         writes: dict[str, list[Evidence]] = {}
         unknown: dict[str, str] = {}
         unknowns: list[str] = []
+        untraced: list[str] = []  # memory a kernel may write, passed from an expression not traced to an argument
         sites = []
         for call, where, sources in launches:
             kernel = self._kernel(call.callee, where.path)
@@ -178,6 +179,9 @@ class _Builder:
                         index = host.parameters.index(word)
                         if index < len(names):  # named in an expression opkit does not trace: it may point into it
                             unknown.setdefault(names[index], f"passed to {kernel.name}'s parameter {parameter.name} as {passed}, which opkit does not trace")
+                    if source is None:
+                        untraced.append(f"{call.callee}<<<>>> (line {call.line}) passes {passed or '?'} to {kernel.name}'s parameter {parameter.name}, which it "
+                                        f"{'writes' if parameter.written == 'yes' else 'may write'}: opkit does not trace it to an argument")  # fmt: skip
                     if parameter.written == "yes" and (source is None or source.kind != "local"):
                         unknowns.append(f"{kernel.name} writes its parameter {parameter.name}, passed as {call.arguments[parameter.index] if parameter.index < len(call.arguments) else '?'}"
                                         f" (line {call.line}), not traced to an argument")  # fmt: skip
@@ -193,6 +197,8 @@ class _Builder:
                 arguments.append(ArgumentEffect(name, Knowledge.YES, tuple(writes[name])))
             elif name in unknown:
                 arguments.append(ArgumentEffect(name, Knowledge.UNKNOWN, unknown_because=unknown[name]))
+            elif untraced:  # it may be what an untraced pointer points into
+                arguments.append(ArgumentEffect(name, Knowledge.UNKNOWN, unknown_because=untraced[0]))
             else:
                 arguments.append(ArgumentEffect(name, Knowledge.NO))
         if signature is None:

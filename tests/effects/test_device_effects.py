@@ -126,6 +126,8 @@ def test_a_written_parameter_not_traced_to_an_argument_is_an_op_wide_unknown(tmp
     effects = effects_of(tmp_path, {"fill.asc": KERNEL + host})["demo::fill_cache"]
     assert effects.written == ()
     assert effects.argument("cache").written is Knowledge.UNKNOWN and "workspace_of(cache)" in effects.argument("cache").unknown_because
+    # the kernel writes memory whose owner is not traced: no argument can be said unwritten
+    assert effects.argument("x").written is Knowledge.UNKNOWN and "does not trace it" in effects.argument("x").unknown_because
 
     assert any("writes its parameter cache" in u and "not traced" in u for u in effects.unknowns)
 
