@@ -532,9 +532,17 @@ class _Reader:
         via = _join(expr)
         texts = [x.text for x in expr]
         for k, x in enumerate(expr):
-            if x.kind == "ident" and k + 2 < len(expr) and texts[k + 1] in (".", "->"):
-                member = texts[k + 2]
-                if member in _DATA_POINTERS or (member == "storage" and texts[k + 3 : k + 8] == ["(", ")", ".", "data", "("]):
+            if x.kind != "ident":
+                continue
+            # x.data_ptr(), x->data_ptr() and an optional's (*x).data_ptr(), x.value().data_ptr()
+            after = k + 1
+            if texts[k - 1 : k] == ["*"] and texts[k - 2 : k - 1] == ["("] and texts[k + 1 : k + 2] == [")"]:
+                after = k + 2
+            elif texts[k + 1 : k + 5] == [".", "value", "(", ")"]:
+                after = k + 5
+            if after + 1 < len(expr) and texts[after] in (".", "->"):
+                member = texts[after + 1]
+                if member in _DATA_POINTERS or (member == "storage" and texts[after + 2 : after + 7] == ["(", ")", ".", "data", "("]):
                     return self._tensor_source(x.text, at, function, params, via, depth)
         names = self._value_names(expr)
         if len(names) != 1 or not names[0]:

@@ -171,3 +171,42 @@ def test_lint_reports_the_launched_kernels_undeclared_write_at_the_schema(tmp_pa
         [finding] = findings
         schema_line = text.splitlines().index('TORCH_LIBRARY(demo, m) { m.def("' + schema + '"); }') + 1
         assert finding.line == schema_line and "'cache'" in finding.message and "DataCopy(cacheGm[0], ...)" in finding.message
+
+
+@pytest.mark.parametrize(
+    "name, schema",
+    [("ext_scale", "ext_scale(Tensor(a!) x, Tensor y, float alpha=1.0) -> ()"), ("ext_norm", "ext_norm(Tensor x, Tensor? w, Tensor(a!) stats) -> (Tensor y, Tensor rstd)")],
+)
+def test_the_extension_style_is_read_back_as_its_schema_says(tmp_path, name, schema):
+    """`opkit new --style extension`: every launch operand of the generated launcher is traced to its schema
+    argument; the skeleton's empty kernel is "unknown" (nothing to hold against the schema yet, so a fresh
+    project lints clean), and once the kernel copies into what the schema writes, the model says so."""
+    from opkit.generate.project import generate_project
+    from opkit.generate.spec import make_spec
+
+    generate_project(make_spec(name, schema=schema, style="extension"), tmp_path / name)
+    asc = tmp_path / name / "csrc" / f"{name}.asc"
+    project = load_project([str(tmp_path / name)])
+    [effects] = [e for e in device.produce(project) if e.op.endswith(f"::{name}")]
+    sig = next(s.signature for f in project.cpp_files for s in f.schema_sites())
+    tensors = [a.name for a in sig.arguments if a.is_tensor]
+    assert [a.name for a in effects.arguments] == tensors
+    assert all(a.written is Knowledge.UNKNOWN and "empty" in a.unknown_because for a in effects.arguments)
+    assert effects.unknowns == ()  # every operand traced: tensors to their arguments, outputs to the launcher's locals
+
+    # the user's kernel: copy x into every written operand (the schema's (a!) arguments and the outputs)
+    text = asc.read_text()
+    kernel_start = text.index("__global__")
+    body_start, body_end = text.index("{", kernel_start), text.index("}", kernel_start)
+    params = [p.split()[-1] for p in text[text.index("(", kernel_start) + 1 : text.index(")", kernel_start)].split(",") if "GM_ADDR" in p]
+    written = [a.name for a in sig.arguments if a.is_mutated] + [p for p in params if p not in tensors]
+    body = ["    AscendC::LocalTensor<half> local;"]
+    for p in params:
+        body.append(f"    AscendC::GlobalTensor<half> {p}Gm;")
+        body.append(f"    {p}Gm.SetGlobalBuffer((__gm__ half *){p}, total_length);")
+    body += [f"    AscendC::DataCopy(local, {params[0]}Gm, total_length);"] + [f"    AscendC::DataCopy({p}Gm, local, total_length);" for p in written]
+    asc.write_text(text[: body_start + 1] + "\n" + "\n".join(body) + "\n" + text[body_end:])
+    project = load_project([str(tmp_path / name)])
+    [effects] = [e for e in device.produce(project) if e.op.endswith(f"::{name}")]
+    assert set(effects.written) == {a.name for a in sig.arguments if a.is_mutated}
+    assert all(a.written is Knowledge.NO for a in effects.arguments if not a.written)
