@@ -353,8 +353,10 @@ class _FlowReader:
     def _touched(self, operand) -> str | None:
         """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
         its data (``x.data_ptr()``, a variable holding one, ``&x``); not a value computed from it (``x.size(0)``)."""
-        if operand is None or not operand.root or operand.call:
+        if operand is None or operand.call:
             return None
+        if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
+            return next((self.alias.get(n) or self.pointers.get(n) for n in operand.names if n in self.alias or n in self.pointers), None)
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
@@ -379,7 +381,7 @@ class _FlowReader:
             self.alias[name] = param
             return
         touched = self._touched(source)
-        if touched is not None and source.chain and source.chain[-1] in POINTER_METHODS:
+        if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
             self.pointers[name] = touched
             return
         if source.call in VIEW_FUNCTIONS:
@@ -461,6 +463,8 @@ class _FlowReader:
     def _call(self, fact) -> None:
         name = fact.name
         short = name.rsplit("::", 1)[-1]
+        if fact.checked and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
+            return  # a condition or a message of TORCH_CHECK(...): tests, computes nothing kept
         if short in EXEC_MACROS:
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return

@@ -30,6 +30,8 @@ _TRANSPARENT_CALLS = frozenset({"std::move", "std::ref", "std::cref", "move", "c
 # Tuples made of their arguments: a return of one is read as its elements.
 _TUPLE_CALLS = frozenset({"std::make_tuple", "std::forward_as_tuple", "std::tie", "std::tuple", "make_tuple", "forward_as_tuple", "std::pair", "std::make_pair"})
 _CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast", "dynamic_cast"})
+# Macros whose arguments are conditions and messages: calls inside them test, they do not compute.
+CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "AT_ASSERT", "TORCH_WARN", "CHECK_RET", "OP_CHECK", "ASCEND_LOG", "OPS_LOG", "OP_LOG", "AT_ERROR", "TORCH_CHECK_")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Operand:
     chain: tuple[str, ...] = ()  # what is applied to the root, in order: method names, "[]" for a subscript
     call: str = ""  # the function whose result it starts from ("at::empty" for ``at::empty(...).to(...)``)
     address: bool = False  # written ``&x``: a pointer to the variable
+    names: tuple[str, ...] = ()  # every variable the expression mentions (not members, not qualified names)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Fact:
     in_lambda: bool = False
     template: str = ""  # a call's template arguments as written (``item<float>``: "float")
     declared: str = ""  # "assign": the declared type as written ("at::Tensor", "auto &"); "" for a plain assignment
+    checked: bool = False  # inside the arguments of a check or log macro (``TORCH_CHECK(is_npu(x), ...)``)
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,7 @@ class _BodyReader:
         self.match = _matching(tokens)
         self.facts: list[Fact] = []
         self.lambda_spans: list[tuple[int, int]] = []
+        self.check_spans: list[tuple[int, int]] = []
 
     def _text(self, i: int) -> str:
         return self.t[i].text if 0 <= i < len(self.t) else ""
@@ -160,14 +165,20 @@ class _BodyReader:
         args = tuple(self._operand(s, e) for s, e in self._items(open_at + 1, close))
         if prev in (".", "->"):
             receiver = self._operand(self._postfix_start(i - 2), i - 1)
-            self.facts.append(Fact("method", t[i].text, t[i].line, t[i].column, receiver, args, self._in_lambda(i), template))
+            self.facts.append(Fact("method", t[i].text, t[i].line, t[i].column, receiver, args, self._in_lambda(i), template, checked=self._checked(i)))
             return
         if self._declares(i, open_at):
             # ``Type name(expr)``: a declaration initialised from ``expr``, not a call of ``name``
             if len(args) == 1:
                 self.facts.append(Fact("assign", name, t[i].line, t[i].column, args[0], (), self._in_lambda(i), declared=join(t[self._statement_start(i) : i])))
             return
-        self.facts.append(Fact("call", name, t[i].line, t[i].column, None, args, self._in_lambda(i), template))
+        checked = self._checked(i)
+        if name.startswith(CHECK_MACROS):
+            self.check_spans.append((open_at, close))
+        self.facts.append(Fact("call", name, t[i].line, t[i].column, None, args, self._in_lambda(i), template, checked=checked))
+
+    def _checked(self, i: int) -> bool:
+        return any(s < i < e for s, e in self.check_spans)
 
     def _declares(self, i: int, open_at: int) -> bool:
         """``at::Tensor y(x)``: the name follows a type (an identifier or ``>``, ``&``, ``*`` at a statement's start)."""
@@ -302,7 +313,10 @@ class _BodyReader:
         if name_start < 0 or t[name_start].kind != "ident":
             return
         args = tuple(self._operand(s, e) for s, e in self._items(open_at + 1, self.match[open_at]))
-        name = "".join(tok.text for tok in t[name_start:i] if tok.kind == "ident" or tok.text == "::")
+        name_end = name_start
+        while self._text(name_end + 1) == "::" and name_end + 2 < i:
+            name_end += 2
+        name = "".join(tok.text for tok in t[name_start : name_end + 1])
         self.facts.append(Fact("launch", name, t[name_start].line, t[name_start].column, None, args, self._in_lambda(i)))
 
     # -- operands ----------------------------------------------------------------------------
@@ -382,6 +396,10 @@ class _BodyReader:
             return Operand("", at.line if at else 0, at.column if at else 0)
         text = join(t[start:end])
         first = t[start]
+        names = tuple(dict.fromkeys(
+            tok.text for m, tok in enumerate(t[start:end], start)
+            if tok.kind == "ident" and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
+        ))  # fmt: skip
         k = start
         address = False
         # casts and wrappers the value passes through unchanged
@@ -415,9 +433,14 @@ class _BodyReader:
             if word == "(" and self.match.get(k) == end - 1:
                 k, end = k + 1, end - 1
                 continue
+            if word == "(" and k in self.match and self._is_type(k + 1, self.match[k]) and self.match[k] + 1 < end and (
+                self.t[self.match[k] + 1].kind == "ident" or self._text(self.match[k] + 1) in ("(", "*", "&")
+            ):
+                k = self.match[k] + 1  # (Type)expr: a C-style cast
+                continue
             break
         if k >= end:
-            return Operand(text, first.line, first.column)
+            return Operand(text, first.line, first.column, names=names)
         root, call = "", ""
         chain: list[str] = []
         if t[k].kind == "ident":
@@ -436,7 +459,7 @@ class _BodyReader:
                 root = name
                 k = head_end + 1
         else:
-            return Operand(text, first.line, first.column, address=address)
+            return Operand(text, first.line, first.column, address=address, names=names)
         while k < end:
             word = self._text(k)
             if word in (".", "->") and k + 1 < end and t[k + 1].kind == "ident":
@@ -453,8 +476,16 @@ class _BodyReader:
                 continue
             break
         if k < end:  # more follows (an operator, a conditional): not one variable's value
-            return Operand(text, first.line, first.column, address=address)
-        return Operand(text, first.line, first.column, root, tuple(chain), call, address)
+            return Operand(text, first.line, first.column, address=address, names=names)
+        return Operand(text, first.line, first.column, root, tuple(chain), call, address, names)
+
+    def _is_type(self, start: int, end: int) -> bool:
+        """Tokens ``[start, end)`` spell a type (``GM_ADDR``, ``void *``, ``const uint8_t*``): a C-style cast's."""
+        words = self.t[start:end]
+        return bool(words) and words[0].kind == "ident" and all(tok.kind == "ident" or tok.text in ("::", "*", "&", "<", ">", ",") for tok in words) and (
+            len(words) == 1 or any(tok.text in ("*", "&") for tok in words) or words[0].text in ("const", "unsigned", "signed")
+            or all(tok.kind == "ident" or tok.text == "::" for tok in words)
+        )
 
 
 def _matching(tokens: list[Token]) -> dict[int, int]:

@@ -93,6 +93,20 @@ def has_side_effect(project: LintProject, op: str) -> bool:
     return op.split(".", 1)[0] in side_effect_ops(project)
 
 
+def returns_place(promise: Promise) -> tuple[int, int]:
+    """The file (line, column) of the schema's ``->``."""
+    at = promise.site.text.find("->")
+    return promise.site.place(at + 1) if at >= 0 else (promise.site.line, promise.site.column)
+
+
+def impls(meta: str, device: str = "my_op") -> tuple[str, str]:
+    """The examples' two registrations of my_op: the device kernel ``device`` and the Meta kernel ``meta``."""
+    return (
+        f'TORCH_LIBRARY_IMPL(my_ops, PrivateUse1, m) {{ m.impl("my_op", TORCH_FN({device})); }}',
+        f'TORCH_LIBRARY_IMPL(my_ops, Meta, m) {{ m.impl("my_op", &{meta}); }}',
+    )
+
+
 def compare_dtypes(expected: str | None, found: str | None, checked: Mapping[str, frozenset[str]] | None = None) -> str | None:
     """Why two normalised dtypes (``"int8"``, ``"like:x"``, ``"default"``, None) disagree, or None when they
     agree or opkit cannot tell: an unread expression, two different inputs (which may share a dtype), or an
