@@ -122,7 +122,8 @@ def test_example_findings_match_the_reviewed_snapshot(tmp_path):
         lines.append(f"## {code} {rule.name}")
         for f in findings_of(folder, rule.scope, rule.example):
             path = Path(f.path).name if f.path.startswith(str(folder)) else f.path
-            lines.append(f"{path}:{f.line}:{f.column}: {f.code} {f.message} [{f.op}]" + (f"\n    hint: {f.hint}" if f.hint else ""))
+            message = f.message.replace(str(folder) + os.sep, "")  # evidence names files by their paths
+            lines.append(f"{path}:{f.line}:{f.column}: {f.code} {message} [{f.op}]" + (f"\n    hint: {f.hint}" if f.hint else ""))
     text = "\n".join(lines) + "\n"
     if os.environ.get("OPKIT_UPDATE_SNAPSHOTS"):
         SNAPSHOT.parent.mkdir(exist_ok=True)

@@ -8,6 +8,7 @@ Python kernels.
 
 One rule per module, named after the rule; ``common`` holds what several share.
 """
+
 from opkit.lint.rules.effects import write_not_declared  # noqa: F401  K201
 from opkit.lint.rules.effects import annotation_never_written  # noqa: F401  K202
 from opkit.lint.rules.effects import input_returned_as_fresh  # noqa: F401  K203
