@@ -9,7 +9,6 @@ from opkit.lint.finding import Severity, Violation
 from opkit.lint.project import LintProject
 from opkit.lint.registry import rule
 from opkit.lint.rules.effects.common import compare_dtypes
-from opkit.lint.rules.op_plugin_yaml.common import GenOpApi, gen_opapi_blocks
 from opkit.lint.rules.registrations.common import bound
 from opkit.signature import SchemaKind
 
@@ -59,7 +58,10 @@ def gen_opapi_disagrees_with_meta(project: LintProject) -> Iterator[Violation]:
     """
     if not project.python_files or not project.yaml_files:
         return
-    blocks: dict[tuple[str, str], GenOpApi] = {}
+    # here, not at the top: importing the yaml rules' package registers them, which a lint without a yaml never needs
+    from opkit.lint.rules.op_plugin_yaml.common import gen_opapi_blocks
+
+    blocks: dict = {}
     for file in project.yaml_files:
         for gen in gen_opapi_blocks(file):
             if gen.fact.op is not None:
@@ -103,6 +105,6 @@ def _made(made: CreatedTensor) -> str:
     return f"the dtype of {dtype[5:]}" if dtype.startswith("like:") else "float32 (torch's default dtype)" if dtype == "default" else dtype
 
 
-def file_of(gen: GenOpApi, project: LintProject) -> str | None:
+def file_of(gen, project: LintProject) -> str | None:
     """The yaml file holding ``gen`` (the violation's path: the rule is a project rule)."""
     return next((f.path for f in project.yaml_files if any(e is gen.fact.entry for e in f.entries)), None)
