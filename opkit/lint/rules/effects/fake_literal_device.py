@@ -13,28 +13,21 @@ from opkit.lint.registry import rule
 _ALLOWED = frozenset({"meta"})
 
 
+_META = (
+    'import torch\n'
+    'from torch.library import Library, impl\n'
+    '\n'
+    'm = Library("npu", "IMPL", "Meta")\n'
+    '\n'
+    '@impl(m, "my_op")\n'
+    'def my_op_meta(x):\n'
+)
+
+
 @rule(
     "K205", "fake-literal-device", severity=Severity.ERROR, scope="python",
-    example=(
-        'import torch\n'
-        'from torch.library import Library, impl\n'
-        '\n'
-        'm = Library("npu", "IMPL", "Meta")\n'
-        '\n'
-        '@impl(m, "my_op")\n'
-        'def my_op_meta(x):\n'
-        '    return torch.empty(x.shape, dtype=torch.float32, device="cpu")'
-    ),
-    fixed=(
-        'import torch\n'
-        'from torch.library import Library, impl\n'
-        '\n'
-        'm = Library("npu", "IMPL", "Meta")\n'
-        '\n'
-        '@impl(m, "my_op")\n'
-        'def my_op_meta(x):\n'
-        '    return torch.empty(x.shape, dtype=torch.float32, device=x.device)'
-    ),
+    example=_META + '    return torch.empty(x.shape, dtype=torch.float32, device="cpu")',
+    fixed=_META + '    return torch.empty(x.shape, dtype=torch.float32, device=x.device)',
 )  # fmt: skip
 def fake_literal_device(file: RegistrationFile) -> Iterator[Violation]:
     """A Meta/fake function creates a tensor on a literal device (``device="cpu"``).
