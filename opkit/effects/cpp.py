@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from opkit.formats.cpp_bodies import CHECK_MACROS
 from opkit.effects.model import Allocation, ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects, ReturnEffect
 
 # Dispatch keys whose kernel is the op's computation (not Meta, not an autograd wrapper).
@@ -30,12 +31,15 @@ MAX_DEPTH = 3  # helper calls followed from a kernel
 EXEC_MACROS = frozenset(
     {"EXEC_NPU_CMD", "EXEC_NPU_NO_FORMAT_CHECK_CMD", "EXEC_NPU_CMD_V1", "EXEC_NPU_NO_FORMAT_CHECK_CMD_V1", "EXEC_NPU_CMD_SYNC", "EXEC_NPU_CMD_EXT"}
 )
-# Methods that leave the tensor's data as it is and return it, or a view of it (writing the result writes it).
+# Methods returning a view of the tensor (writing the result writes it).
 VIEW_METHODS = frozenset(
-    """view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose permute t select slice narrow
-    expand expand_as as_strided contiguous unfold diagonal movedim moveaxis swapaxes swapdims alias detach
-    value get real imag mT mH T H [] operator* front back at""".split()
+    """view view_as unflatten squeeze unsqueeze transpose permute t select slice narrow expand expand_as as_strided
+    unfold diagonal movedim moveaxis swapaxes swapdims alias detach value get real imag mT mH T H [] operator* front back at""".split()
 )
+# Methods returning the tensor itself when nothing needs converting, else a copy: a write through one may be a
+# write of the tensor (so it counts), a return of one is not surely the tensor (so it is no alias).
+MAYBE_VIEW_METHODS = frozenset("reshape reshape_as flatten contiguous to type float half bfloat16 double long int short char byte bool".split())
+WRITE_THROUGH = VIEW_METHODS | MAYBE_VIEW_METHODS
 # ATen functions returning a view of their first argument.
 VIEW_FUNCTIONS = frozenset(f"at::{n}" for n in "view_as_real view_as_complex narrow select transpose permute squeeze unsqueeze reshape flatten as_strided alias detach".split())
 # Methods that neither write the tensor nor return memory of it that is written later.
@@ -60,8 +64,11 @@ _HARMLESS_CALLS = frozenset(
     """TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN CHECK_ACL static_assert assert sizeof at::IntArrayRef c10::IntArrayRef
     at::TensorOptions at::dtype at::device at::Device c10::Device at::ScalarType OptionalNPUGuard c10_npu::OptionalNPUGuard
     c10_npu::getCurrentNPUStream getCurrentNPUStream at::SymIntArrayRef c10::SymIntArrayRef c10::nullopt at::Scalar c10::Scalar
-    c10::str c10::string_view std::string""".split()
+    c10::str c10::string_view std::string get_npu_format at_npu::native::get_npu_format is_npu torch_npu::utils::is_npu
+    at_npu::native::FormatHelper::GetFormat CalcuOpUtil::GetTensorNpuFormat""".split()
 )
+# Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
+_LIBRARY_NAMESPACES = ("at::", "torch::", "c10::", "c10_npu::", "at_npu::", "torch_npu::", "std::", "op_api::", "acl")
 _DTYPES = {
     "kChar": "int8", "kByte": "uint8", "kShort": "int16", "kInt": "int32", "kLong": "int64", "kHalf": "float16", "kFloat": "float32",
     "kDouble": "float64", "kBFloat16": "bfloat16", "kBool": "bool", "kFloat16": "float16", "kInt8": "int8", "kUInt8": "uint8",
@@ -133,10 +140,11 @@ class _Kernels:
         self.inputs = inputs
         self.texts: dict[str, str] = dict(getattr(inputs, "cpp_texts", {}) or {})
         self.functions: dict[str, list] = getattr(inputs, "cpp_functions", {}) or {}
-        self._tokens: dict[str, list] = {}
         self._defined: dict[str, list] = {}  # name → functions with bodies found by searching the texts
         self._searched: set[str] = set()
-        self._interfaces: dict[str, list] | None = None
+        self._interfaces: dict[str, list] = {}
+        self._interface_files: dict[str, list] = {}
+        self._declaring: dict[str, str] | None = None
         self._opdefs: dict[str, object] | None = None
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
@@ -148,14 +156,15 @@ class _Kernels:
         tensors = [a for a in sig.arguments if a.type.is_tensor]
         fn = resolve_kernel(self.functions, kernel)
         if fn is not None and not fn.defined:
-            fn = self.definition(fn.short_name, len(fn.parameters)) or fn
+            fn = self.definition(fn.short_name, len(fn.parameters), fn.name) or fn
         elif fn is None and kernel.kind == "function":
-            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments))
+            fn = self.definition(kernel.name.rsplit("::", 1)[-1], len(sig.arguments), kernel.name)
         name = kernel.name or "the lambda"
         if fn is None or not fn.defined or fn.body == (0, 0) or fn.path not in self.texts:
             why = f"the body of {name} is not in the C++ files read" if kernel.kind in ("function", "lambda") else f"a {kernel.kind} kernel ({name})"
             return _unknown(op, sig, tensors, why)
-        site = KernelSite(fn.name if fn.name not in ("<lambda>", "<cast>") else name, "c++", key, fn.path, fn.line, fn.column)
+        label = fn.name if fn.name not in ("<lambda>", "<cast>") else kernel.name or f"the lambda at line {fn.line}"
+        site = KernelSite(label, "c++", key, fn.path, fn.line, fn.column)
         if len(fn.parameters) != len(sig.arguments):
             return _unknown(op, sig, tensors, f"{site.function} takes {len(fn.parameters)} parameters, the schema {len(sig.arguments)}", site)
         tracked = {p.name: a.name for p, a in zip(fn.parameters, sig.arguments) if a.type.is_tensor and p.name}
@@ -180,59 +189,59 @@ class _Kernels:
             self._flows[key] = _FlowReader(self, fn, tracked, depth).read()
         return self._flows[key]
 
-    def tokens(self, path: str) -> list:
-        if path not in self._tokens:
-            from opkit.formats.cpp_bodies import code_tokens
-            from opkit.formats.cpp_text import CppTextError
-            from opkit.formats.cpp_tokens import tokenize
+    def definition(self, name: str, arity: int | None = None, qualified: str = ""):
+        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ.
+        ``qualified``: the name as a kernel or call spells it (``ns::f``), which picks that namespace's."""
+        qualified = qualified.lstrip(":")
 
-            try:
-                self._tokens[path] = code_tokens(tokenize(self.texts[path]))
-            except CppTextError:
-                self._tokens[path] = []
-        return self._tokens[path]
+        def named(functions):
+            functions = list(functions)
+            if "::" not in qualified:
+                return functions
+            exact = [f for f in functions if f.name == qualified]
+            return exact or [f for f in functions if f.name.endswith("::" + qualified) or qualified.endswith("::" + f.name)]
 
-    def definition(self, name: str, arity: int | None = None):
-        """The one definition (with a body) of function ``name`` in the files read; None if none or several differ."""
-        candidates = [f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)]
-        if not candidates:
-            candidates = self._search(name)
+        candidates = named(f for f in self.functions.get(name, ()) if f.defined and f.body != (0, 0)) or named(self._search(name))
         if arity is not None:
             candidates = [f for f in candidates if len(f.parameters) == arity] or ([] if len({len(f.parameters) for f in candidates}) > 1 else candidates)
         shapes = {tuple(p.type for p in f.parameters) for f in candidates}
         return candidates[0] if len(shapes) == 1 else None
 
     def _search(self, name: str) -> list:
-        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read."""
+        """Definitions of ``name`` in the texts: only files whose text shows ``name(...) {`` are read (each once).
+        An all-capitals name is a macro: never a function with a body."""
         if name in self._searched:
             return self._defined.get(name, [])
         self._searched.add(name)
-        from opkit.formats.cpp_registrations import CppReadError, read_cpp_registrations
-
+        if name.isupper():
+            return []
         pattern = re.compile(r"\b" + re.escape(name) + r"\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^;{]*)?\{")
+        from opkit.formats.cpp_registrations import find_definitions
+
         found = []
         for path, text in self.texts.items():
-            if name not in text or not pattern.search(text):
-                continue
-            try:
-                records = read_cpp_registrations(path, text)
-            except CppReadError:
-                continue
-            found += [f for f in records.functions if f.short_name == name and f.defined]
+            if name in text and pattern.search(text):
+                found += find_definitions(path, text, name)
         self._defined[name] = found
         return found
 
     def interface(self, name: str):
-        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it."""
-        if self._interfaces is None:
-            from opkit.formats.aclnn_api import mentions_interfaces, read_aclnn_interfaces
+        """The aclnn interface ``name`` (``aclnnX``) as a header or definition in the files read declares it
+        (only files naming ``aclnnXGetWorkspaceSize`` are lexed, each once)."""
+        from opkit.formats.aclnn_api import read_aclnn_interfaces
 
-            self._interfaces = {}
-            for path, text in self.texts.items():
-                if mentions_interfaces(text):
-                    for found in read_aclnn_interfaces(path, text):
-                        self._interfaces.setdefault(found.name, []).append(found)
-        found = self._interfaces.get(name, [])
+        if name not in self._interfaces:
+            if self._declaring is None:  # the files that may declare any aclnn interface, found in one scan
+                self._declaring = {path: text for path, text in self.texts.items() if "GetWorkspaceSize" in text}
+            wanted = name + "GetWorkspaceSize"
+            found = []
+            for path, text in self._declaring.items():
+                if wanted in text:
+                    if path not in self._interface_files:
+                        self._interface_files[path] = read_aclnn_interfaces(path, text)
+                    found += [i for i in self._interface_files[path] if i.name == name]
+            self._interfaces[name] = found
+        found = self._interfaces[name]
         decided = [f for f in found if f.dfx_out] or found
         shapes = {tuple((p.tensor, p.output) for p in f.parameters) for f in decided}
         return decided[0] if len(shapes) == 1 else None
@@ -314,41 +323,54 @@ class _FlowReader:
         # variable → (tracked parameter it is, or a view of; how) ; None: a fresh tensor of the function's own
         self.alias: dict[str, str | None] = {p: p for p in tracked}
         self.allocation: dict[str, Allocation] = {}
+        self.maybe: set[str] = set()  # aliases that may be a copy instead (``auto c = x.contiguous();``)
         self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
         self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
+        self.ever: dict[str, str] = {p: p for p in tracked}  # every variable that was a parameter, a view or a pointer of one
+        self.explained: set[tuple[int, int]] = set()  # where a variable is named in a use this reader understood
 
     def read(self) -> _Flow:
-        from opkit.formats.cpp_bodies import read_body
+        from opkit.formats.cpp_bodies import read_body_in
+        from opkit.formats.cpp_text import CppTextError
 
-        tokens = self.k.tokens(self.path)
-        if not tokens:
+        try:
+            body = read_body_in(self.k.texts[self.path], *self.fn.body)
+        except CppTextError:
             for p in self.alias:
                 self.flow.not_known(p, f"{self.path} cannot be read as C++")
             return self.flow
-        body = read_body(tokens, *self.fn.body)
         facts = body.facts
         self.custom_handlers = {f.target.root for f in facts if f.kind == "method" and f.name == "SetCustomHandler" and f.target is not None}
         for fact in facts:
             handler = getattr(self, "_" + fact.kind)
             handler(fact)
+        # a tensor named anywhere the facts do not explain (a macro's arguments, an aggregate, a condition):
+        # what is done with it there is not known
+        for name, line, column in body.mentions:
+            param = self.ever.get(name)
+            if param is not None and (line, column) not in self.explained:
+                self.flow.not_known(param, f"{name} is used at {self.path}:{line} in a way opkit does not read")
         return self.flow
+
+    def explain(self, *operands) -> None:
+        for operand in operands:
+            if operand is not None:
+                self.explained.update((line, column) for _, line, column, _ in operand.names)
 
     def evidence(self, fact, why: str) -> Evidence:
         return Evidence(self.path, fact.line, fact.column, why)
 
-    def param_of(self, operand) -> str | None:
-        """The tracked parameter an operand is (or views), or None."""
-        if operand is None or not operand.root:
-            return None
-        if operand.call:
+    def param_of(self, operand, *, surely: bool = False) -> str | None:
+        """The tracked parameter an operand is (or views, or may be: ``x.contiguous()``), or None. ``surely``:
+        only when it is that parameter's memory whatever the tensor (a view, not a ``.to(dtype)``)."""
+        if operand is None or not operand.root or operand.call:
             return None
         base = self.alias.get(operand.root)
         if base is None:
-            base = self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain else None
-            return base
-        if all(c in VIEW_METHODS for c in operand.chain):
-            return base
-        return None
+            return self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain and not surely else None
+        if surely and operand.root in self.maybe:
+            return None
+        return base if all(c in (VIEW_METHODS if surely else WRITE_THROUGH) for c in operand.chain) else None
 
     def _touched(self, operand) -> str | None:
         """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
@@ -356,7 +378,11 @@ class _FlowReader:
         if operand is None or operand.call:
             return None
         if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
-            return next((self.alias.get(n) or self.pointers.get(n) for n in operand.names if n in self.alias or n in self.pointers), None)
+            return next(
+                (self.alias.get(n) or self.pointers.get(n) for n, _, _, member in operand.names
+                 if (n in self.alias or n in self.pointers) and (not member or member in WRITE_THROUGH or member in POINTER_METHODS)),
+                None,
+            )  # fmt: skip
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
@@ -365,24 +391,30 @@ class _FlowReader:
         chain = operand.chain
         if chain and chain[-1] in POINTER_METHODS:
             chain = chain[:-1]
-        return base if all(c in VIEW_METHODS for c in chain) else None
+        return base if all(c in WRITE_THROUGH for c in chain) else None
 
     # -- facts ---------------------------------------------------------------------------------
     def _assign(self, fact) -> None:
         source = fact.target
         name = fact.name
+        param = self.param_of(source)
+        touched = self._touched(source)
+        surely = self.param_of(source, surely=True) is not None
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
         self.allocation.pop(name, None)
+        self.maybe.discard(name)
+        self.explained.add((fact.line, fact.column))
+        self.explain(source)
         if source is None:
             return
-        param = self.param_of(source)
         if param is not None and not ("*" in fact.declared and not fact.declared.endswith("&")):
-            self.alias[name] = param
+            self.alias[name] = self.ever[name] = param
+            if not surely:
+                self.maybe.add(name)
             return
-        touched = self._touched(source)
         if touched is not None:  # a pointer to its memory, or an expression opkit cannot take apart that mentions it
-            self.pointers[name] = touched
+            self.pointers[name] = self.ever[name] = touched
             return
         if source.call in VIEW_FUNCTIONS:
             return  # its first argument's view: read through the call fact below
@@ -424,28 +456,39 @@ class _FlowReader:
     def _method(self, fact) -> None:
         receiver = fact.target
         name = fact.name
+        self.explain(receiver)
         if name in SYNC_METHODS or (name == "to" and any("kCPU" in a.text or a.text == '"cpu"' for a in fact.args)):
             if self._tensorish(receiver):
-                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}() waits for the device and copies to the host"))
-        if name == "Run" and receiver is not None and receiver.root and not receiver.call:
-            if ("Name" in receiver.chain or self._is_opcommand(receiver.root)) and receiver.root not in self.custom_handlers:
+                self.flow.syncs.append(self.evidence(fact, f"{receiver.text}.{name}({', '.join(a.text for a in fact.args)}) waits for the device and copies to the host"))
+        opcommand = receiver is not None and receiver.root and not receiver.call and (
+            "Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)
+        )
+        if name == "Run" and opcommand:
+            if receiver.root not in self.custom_handlers:
                 self.flow.aclop.append(self.evidence(fact, f"{receiver.root}.Run() runs the OpCommand on the aclop path"))
             return
-        if name == "Output" and receiver is not None and ("Name" in receiver.chain or "Input" in receiver.chain or self._is_opcommand(receiver.root)):
-            if fact.args:
+        if opcommand and name in ("Input", "Output", "Name", "Attr", "InputWithoutContiguous", "Sync", "SetCustomHandler"):
+            self.explain(*fact.args)
+            if name == "Output" and fact.args:
                 param = self.param_of(fact.args[0])
                 if param is not None:
                     self.flow.write(param, self.evidence(fact, f"OpCommand .Output({fact.args[0].text})"))
+                elif self._touched(fact.args[0]) is not None:
+                    self.flow.not_known(self._touched(fact.args[0]), f"{fact.args[0].text} is an OpCommand output, line {fact.line}")
             return
         param = self.param_of(receiver)
         if param is not None and name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE:
             self.flow.write(param, self.evidence(fact, f"{receiver.text}.{name}(...) writes it in place"))
-        # arguments of a method: a tensor method reads its arguments; other objects' methods are not followed
-        if receiver is not None and receiver.root and not self._tensorish(receiver) and not self._is_opcommand(receiver.root):
-            for arg in fact.args:
-                touched = self._touched(arg)
-                if touched is not None and (arg.address or self.pointers.get(arg.root)):
-                    self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+        if self._tensorish(receiver) or receiver is None or not receiver.root:
+            self.explain(*fact.args)  # a tensor method reads its arguments
+            return
+        # another object's method given a tensor (``v.push_back(x)``, ``params.set(x)``): not followed
+        for arg in fact.args:
+            touched = self._touched(arg)
+            if touched is not None:
+                self.flow.not_known(touched, f"{arg.text} is handed to {receiver.text}.{name}(...), which opkit does not follow (line {fact.line})")
+            else:
+                self.explain(arg)
 
     def _tensorish(self, operand) -> bool:
         return operand is not None and (operand.root in self.alias or operand.root in self.allocation)
@@ -463,12 +506,15 @@ class _FlowReader:
     def _call(self, fact) -> None:
         name = fact.name
         short = name.rsplit("::", 1)[-1]
-        if fact.checked and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
-            return  # a condition or a message of TORCH_CHECK(...): tests, computes nothing kept
+        if (fact.checked or name.startswith(CHECK_MACROS)) and name not in SYNC_FUNCTIONS and short not in SYNC_FUNCTIONS:
+            self.explain(*fact.args)
+            return  # TORCH_CHECK(...) and what its condition calls: tests, computes nothing kept
         if short in EXEC_MACROS:
+            self.explain(*fact.args)
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return
         if short.startswith("aclnn") and short.endswith("GetWorkspaceSize"):
+            self.explain(*fact.args)
             self._aclnn(fact, short.removesuffix("GetWorkspaceSize"), fact.args[:-2])
             return
         if name in SYNC_FUNCTIONS or short in SYNC_FUNCTIONS:
@@ -478,8 +524,10 @@ class _FlowReader:
             return  # queues the lambda given: its body is read with the function's
         passed = [(i, a, self._touched(a)) for i, a in enumerate(fact.args)]
         passed = [(i, a, p) for i, a, p in passed if p is not None]
+        self.explain(*(a for a in fact.args if self._touched(a) is None))
         if not passed:
             return
+        self.explain(*fact.args)  # understood below, or marked unknown
         if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
             return
         if name.startswith(("at::", "torch::")) and name.count("::") == 1:
@@ -490,11 +538,15 @@ class _FlowReader:
         if schema is not None:
             self._registered_op(fact, schema, passed)
             return
-        helper = self.k.definition(short, len(fact.args)) if self.depth < MAX_DEPTH else None
+        library = name.startswith(_LIBRARY_NAMESPACES) or short.startswith(("acl", "rt")) and short[3:4].isupper()
+        helper = self.k.definition(short, len(fact.args), name) if self.depth < MAX_DEPTH and not library else None
         if helper is not None and helper.body != (0, 0) and len(helper.parameters) == len(fact.args):
             self._helper(fact, helper, passed)
             return
-        reason = f"passed to {name}(...), which opkit does not follow" + (f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH else " (not defined in the C++ files read)")
+        reason = f"passed to {name}(...), which opkit does not follow" + (
+            f" (more than {MAX_DEPTH} calls deep)" if self.depth >= MAX_DEPTH and not library else " (a library function)" if library
+            else " (a macro)" if short.isupper() else " (not defined in the C++ files read)"
+        )
         for _, arg, param in passed:
             self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
 
@@ -547,6 +599,8 @@ class _FlowReader:
         interface = self.k.interface(aclnn)
         if interface is not None:
             where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
+            if not any(p.output for p in interface.parameters):
+                return {}, where, f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say"
             if len(interface.parameters) != count:
                 return {}, where, f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}"
             return {i: p.name for i, p in enumerate(interface.parameters) if p.output}, where, ""
@@ -572,17 +626,21 @@ class _FlowReader:
                 self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})")
 
     def _return(self, fact) -> None:
+        self.explain(*fact.args)
         if fact.in_lambda:
             return
         values = []
         for value in fact.args:
-            param = self.param_of(value)
+            param = self.param_of(value, surely=True)
             if param is not None:
                 values.append(("alias", param))
             elif value.root in self.allocation and not value.chain:
                 values.append(("fresh", self.allocation[value.root]))
             elif value.call and not value.chain and self._allocation(value) is not None:
                 values.append(("fresh", self._allocation(value)))
+            elif value.root in self.alias and value.chain and value.chain[-1] == "clone" and all(c in WRITE_THROUGH for c in value.chain[:-1]):
+                like = f"like:{self.alias[value.root]}"
+                values.append(("fresh", Allocation(like, like, like, Evidence(self.path, value.line, value.column, value.text))))
             else:
                 values.append(None)
         self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))

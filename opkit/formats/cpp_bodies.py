@@ -18,7 +18,6 @@ Lambdas inside the body (``RunOpApiV2``'s, ``SetCustomHandler``'s, a dispatch ma
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 from opkit.formats.cpp_tokens import Token
@@ -45,7 +44,9 @@ class Operand:
     chain: tuple[str, ...] = ()  # what is applied to the root, in order: method names, "[]" for a subscript
     call: str = ""  # the function whose result it starts from ("at::empty" for ``at::empty(...).to(...)``)
     address: bool = False  # written ``&x``: a pointer to the variable
-    names: tuple[str, ...] = ()  # every variable the expression mentions (not members, not qualified names)
+    # every variable the expression mentions (not members, not qualified names, not functions called), located,
+    # with the member it is used through ("size" for ``x.size(0)``; "" for the variable itself)
+    names: tuple[tuple[str, int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,15 +67,18 @@ class Fact:
 class FunctionBody:
     facts: tuple[Fact, ...]
     lambdas: tuple[tuple[int, int], ...] = ()  # (line, column) of each lambda in the body
+    # every place a variable is named (name, line, column), outside check macros and lambda capture lists:
+    # a reader that explains each use of a tensor through the facts knows all that is done with it
+    mentions: tuple[tuple[str, int, int], ...] = ()
 
 
-def read_body(tokens: list[Token], start: int, end: int) -> FunctionBody:
-    """The facts of the body whose ``{`` is at text offset ``start`` and ``}`` at ``end`` (``CppFunction.body``),
-    over ``tokens``, the file's tokens (``cpp_tokens.tokenize``, directives left out)."""
-    offsets = [t.offset for t in tokens]
-    first = bisect.bisect_left(offsets, start)
-    last = bisect.bisect_left(offsets, end)
-    return _BodyReader(tokens[first + 1 : last]).read()
+def read_body_in(text: str, start: int, end: int) -> FunctionBody:
+    """The facts of the body whose ``{`` is at offset ``start`` of ``text`` and ``}`` at ``end`` (``CppFunction.body``),
+    lexing that body alone."""
+    from opkit.formats.cpp_tokens import tokenize_span
+
+    tokens = code_tokens(tokenize_span(text, start, end + 1))
+    return _BodyReader(tokens[1:-1]).read()
 
 
 def code_tokens(tokens: list[Token]) -> list[Token]:
@@ -100,6 +104,7 @@ class _BodyReader:
         self.facts: list[Fact] = []
         self.lambda_spans: list[tuple[int, int]] = []
         self.check_spans: list[tuple[int, int]] = []
+        self.capture_lists: list[int] = []  # token index of each lambda's closing ']'
 
     def _text(self, i: int) -> str:
         return self.t[i].text if 0 <= i < len(self.t) else ""
@@ -116,12 +121,19 @@ class _BodyReader:
                 self._range_for(i + 1)
             elif tok.text == "=" and tok.kind == "punct":
                 self._assignment(i)
+            elif tok.text == ";" and i > 0 and t[i - 1].kind == "ident":
+                self._declaration(i - 1)
             elif tok.kind == "ident" and tok.text not in _NOT_CALLS:
                 self._name(i)
             elif tok.text == "<<" and self._text(i + 1) == "<" and t[i + 1].offset == tok.offset + 2:
                 self._launch(i)
             i += 1
-        return FunctionBody(tuple(self.facts), tuple((t[s].line, t[s].column) for s, _ in self.lambda_spans))
+        captures = [(self.match[s], s) for s in self.capture_lists]
+        mentions = tuple(
+            (tok.text, tok.line, tok.column) for m, tok in enumerate(t)
+            if self._variable(m) and not self._checked(m) and not any(a < m < b for a, b in captures)
+        )  # fmt: skip
+        return FunctionBody(tuple(self.facts), tuple((t[s].line, t[s].column) for s, _ in self.lambda_spans), mentions)
 
     # -- structure ---------------------------------------------------------------------------
     def _find_lambdas(self) -> None:
@@ -141,6 +153,7 @@ class _BodyReader:
                 k += 1
             if self._text(k) == "{" and k in self.match:
                 self.lambda_spans.append((k, self.match[k]))
+                self.capture_lists.append(close)
 
     def _in_lambda(self, i: int) -> bool:
         return any(s < i < e for s, e in self.lambda_spans)
@@ -176,6 +189,17 @@ class _BodyReader:
         if name.startswith(CHECK_MACROS):
             self.check_spans.append((open_at, close))
         self.facts.append(Fact("call", name, t[i].line, t[i].column, None, args, self._in_lambda(i), template, checked=checked))
+
+    def _variable(self, m: int) -> bool:
+        """Whether token ``m`` may name a variable: an identifier, not a member, a qualified name's part or a function called."""
+        tok = self.t[m]
+        return tok.kind == "ident" and tok.text not in _NOT_CALLS and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
+
+    def _member(self, m: int) -> str:
+        """The member a variable at token ``m`` is used through (``x.size(0)``: "size"), "" if none."""
+        if self._text(m + 1) in (".", "->") and m + 2 < len(self.t) and self.t[m + 2].kind == "ident":
+            return self.t[m + 2].text
+        return ""
 
     def _checked(self, i: int) -> bool:
         return any(s < i < e for s, e in self.check_spans)
@@ -235,6 +259,16 @@ class _BodyReader:
         declared = join(t[start:lhs]) if start < lhs else ""
         source = self._operand(i + 1, end)
         self.facts.append(Fact("assign", t[lhs].text, t[lhs].line, t[lhs].column, source, (), self._in_lambda(i), declared=declared))
+
+    def _declaration(self, name: int) -> None:
+        """``Type name;``: a variable declared without a value (an ``assign`` fact without a source)."""
+        start = self._statement_start(name)
+        if start >= name or self.t[start].text in ("return", "break", "continue", "goto", "delete", "throw"):
+            return
+        if self._text(name - 1) in (".", "->", "::") or not all(tok.kind == "ident" or tok.text in ("::", "<", ">", ">>", ",", "&", "*", "&&") for tok in self.t[start:name]):
+            return
+        tok = self.t[name]
+        self.facts.append(Fact("assign", tok.text, tok.line, tok.column, None, (), self._in_lambda(name), declared=join(self.t[start:name])))
 
     def _range_for(self, open_at: int) -> None:
         """``for (auto &x : list)``: x is each element of ``list``."""
@@ -396,10 +430,7 @@ class _BodyReader:
             return Operand("", at.line if at else 0, at.column if at else 0)
         text = join(t[start:end])
         first = t[start]
-        names = tuple(dict.fromkeys(
-            tok.text for m, tok in enumerate(t[start:end], start)
-            if tok.kind == "ident" and self._text(m - 1) not in (".", "->", "::") and self._text(m + 1) not in ("::", "(")
-        ))  # fmt: skip
+        names = tuple((tok.text, tok.line, tok.column, self._member(m)) for m, tok in enumerate(t[start:end], start) if self._variable(m))
         k = start
         address = False
         # casts and wrappers the value passes through unchanged

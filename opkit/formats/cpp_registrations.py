@@ -1028,6 +1028,65 @@ def function_index(files: list[CppRegistrationFile], others: dict[str, str], mac
     return index
 
 
+_NAMESPACE_OPEN = re.compile(r"\bnamespace\s+([A-Za-z_][\w:]*)?\s*\{")
+
+
+def find_definitions(path: str, text: str, name: str) -> list[CppFunction]:
+    """The definitions (with bodies) of the functions called ``name`` in ``text``, found without reading the
+    whole file: the file is lexed (comments and literals known, brackets matched) and only each definition's
+    declaration is cut into tokens. Namespaces around it are kept in its name; [] for text that cannot be lexed."""
+    from opkit.formats.cpp_text import CppText
+    from opkit.formats.cpp_tokens import tokenize_span
+
+    try:
+        cpp = CppText(text)
+    except CppTextError:
+        return []
+    code = cpp.code
+    pattern = re.compile(r"\b" + re.escape(name) + r"\s*\(")
+    found = []
+    for m in pattern.finditer(code):
+        try:
+            close = cpp.closing(m.end() - 1)
+        except (CppTextError, ValueError):
+            continue
+        tail = re.match(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:override\s*)?(?:->[^;{}]*)?\{", code[close + 1 : close + 256])
+        if tail is None:
+            continue
+        brace = close + tail.end()
+        try:
+            end = cpp.closing(brace)
+        except (CppTextError, ValueError):
+            continue
+        start = max(code.rfind(c, 0, m.start()) for c in ";{}") + 1
+        while True:  # past preprocessor lines between the previous statement and the declaration
+            line_end = code.find("\n", start)
+            if line_end < 0 or line_end > m.start() or not code[start:line_end].strip().startswith("#"):
+                break
+            start = line_end + 1
+        try:
+            tokens = [t for t in tokenize_span(text, start, brace + 1) if t.kind != "directive"]
+        except CppTextError:
+            continue
+        namespaces = [
+            (n.group(1) or "") for n in _NAMESPACE_OPEN.finditer(code, 0, m.start())
+            if _encloses(cpp, n.end() - 1, m.start())
+        ]
+        reader = _Reader(path, tokens, {}, {})
+        reader._function(0, len(tokens) - 1, namespaces, defined=False)
+        for fn in reader.result.functions:
+            if fn.short_name == name:
+                found.append(CppFunction(fn.name, fn.parameters, fn.returns, path, fn.line, fn.column, True, (brace, end)))
+    return found
+
+
+def _encloses(cpp, brace: int, offset: int) -> bool:
+    try:
+        return cpp.closing(brace) > offset
+    except (CppTextError, ValueError):
+        return False
+
+
 def resolve_kernel(functions: dict[str, list[CppFunction]], kernel: Kernel) -> CppFunction | None:
     """The function a kernel names (``functions``: ``function_index``'s), when the C++ read shows exactly
     one parameter list for it; the definition where there is one."""

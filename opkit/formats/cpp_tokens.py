@@ -95,3 +95,19 @@ def _tokens(lexed: CppText, *, directives: bool) -> Iterator[Token]:
         end = m.end() if m else i + 1
         yield Token(kind, code[i:end], i, line, column)
         i = end
+
+
+def tokenize_span(text: str, start: int, end: int) -> list[Token]:
+    """The tokens of ``text[start:end]`` located in the whole text (offset, line, column), for a span that
+    starts outside comments and literals (a function's ``{``, a declaration's first character): a reader
+    that needs one function of a large file lexes that function alone."""
+    from opkit.formats.cpp_text import CppText
+
+    base_line = text.count("\n", 0, start) + 1
+    base_column = start - (text.rfind("\n", 0, start) + 1) + 1
+    out = []
+    for t in _tokens(CppText(text[start:end]), directives=True):
+        column = t.column + base_column - 1 if t.line == 1 else t.column
+        runs = tuple((i, line + base_line - 1, c + base_column - 1 if line == 1 else c) for i, line, c in t.runs)
+        out.append(Token(t.kind, t.text, t.offset + start, t.line + base_line - 1, column, t.value, runs))
+    return out

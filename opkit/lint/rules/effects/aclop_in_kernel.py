@@ -35,7 +35,7 @@ def aclop_in_kernel(project: LintProject) -> Iterator[Violation]:
     for promise in promises(project):
         if promise.effects.aclop:
             yield Violation(
-                f"kernel {kernel_name(promise.effects)} runs on the aclop path ({evidence_text(promise.effects.aclop)}): aclgraph capture fails with \"Cannot run aclop operators during NPU graph capture\"",
+                f"kernel {kernel_name(promise.effects)} runs on the aclop path ({evidence_text(promise.effects.aclop, beside=promise.site.path)}): aclgraph capture fails with \"Cannot run aclop operators during NPU graph capture\"",
                 line=promise.site.line, column=promise.site.column, path=promise.site.path, op=promise.op,
                 hint="call the aclnn interface (`EXEC_NPU_CMD(aclnnX, inputs..., outputs...)`) or queue it with `OpCommand::RunOpApiV2(name, lambda)`",
             )  # fmt: skip

@@ -55,18 +55,14 @@ def promises(project: LintProject) -> Iterator[Promise]:
                 yield Promise(site, sig, found)
 
 
-def evidence_text(evidence: tuple[Evidence, ...], limit: int = 2) -> str:
-    """The first pieces of evidence as ``path:line: why``, and how many more."""
-    shown = "; ".join(str(e) for e in evidence[:limit])
+def evidence_text(evidence: tuple[Evidence, ...], limit: int = 2, *, beside: str = "") -> str:
+    """The first pieces of evidence as ``path:line:col: why`` (``line N: why`` in the file ``beside``), and how many more."""
+    shown = "; ".join(f"line {e.line}: {e.why}" if e.path == beside else str(e) for e in evidence[:limit])
     return shown + (f" (and {len(evidence) - limit} more)" if len(evidence) > limit else "")
 
 
 def kernel_name(effects: OpEffects) -> str:
     return ", ".join(dict.fromkeys(k.function for k in effects.kernels))
-
-
-# The example op of the rules: my_ops::my_op, its kernel in my_ops.cpp, its aclnn header beside it.
-MY_OP_META = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &y) { return at::empty_like(x); }"
 
 
 def my_ops_example(*lines: str, files: dict[str, str] | None = None) -> str:

@@ -38,7 +38,7 @@ def host_sync_in_kernel(project: LintProject) -> Iterator[Violation]:
         syncs = tuple(e for e in promise.effects.host_syncs if (e.path, e.line) not in reported)
         if syncs:
             yield Violation(
-                f"kernel {kernel_name(promise.effects)} waits for the device on the host ({evidence_text(syncs)}): aclgraph capture refuses it",
+                f"kernel {kernel_name(promise.effects)} waits for the device on the host ({evidence_text(syncs, beside=promise.site.path)}): aclgraph capture refuses it",
                 line=promise.site.line, column=promise.site.column, path=promise.site.path, op=promise.op,
                 hint="take the value as a scalar argument of the op (`float scale`), or keep the computation on the device",
             )  # fmt: skip

@@ -33,17 +33,16 @@ def input_returned_as_fresh(project: LintProject) -> Iterator[Violation]:
     aliased return fails auto-functionalization.
     """
     for promise in promises(project):
-        for ret in promise.effects.returns:
-            if not ret.known or ret.aliases is None or ret.index >= len(promise.sig.returns):
-                continue
-            declared = promise.sig.returns[ret.index]
-            if declared.alias is not None:
-                continue
-            line, column = returns_place(promise)
-            which = f"output {ret.index}" if len(promise.sig.returns) > 1 else "its output"
-            yield Violation(
-                f"kernel {kernel_name(promise.effects)} returns its input '{ret.aliases}' as {which} ({evidence_text(ret.evidence)}), "
-                f"but the schema declares a fresh Tensor: the compiler may reuse or overwrite one while the other is live",
-                line=line, column=column, path=promise.site.path, op=promise.op,
-                hint=f"return a fresh tensor (allocate it, or `{ret.aliases}.clone()`), or declare `Tensor(a!) {ret.aliases}` and return nothing (`-> ()`)",
-            )  # fmt: skip
+        aliased = [r for r in promise.effects.returns if r.known and r.aliases is not None and r.index < len(promise.sig.returns) and promise.sig.returns[r.index].alias is None]
+        if not aliased:
+            continue
+        line, column = returns_place(promise)
+        several = len(promise.sig.returns) > 1
+        what = ", ".join(f"'{r.aliases}' as output {r.index}" if several else f"'{r.aliases}' as its output" for r in aliased)
+        names = [r.aliases for r in aliased]
+        yield Violation(
+            f"kernel {kernel_name(promise.effects)} returns its input {what} ({evidence_text(aliased[0].evidence, 1, beside=promise.site.path)}), "
+            f"but the schema declares {'fresh Tensors' if len(aliased) > 1 else 'a fresh Tensor'}: the compiler may reuse or overwrite one while the other is live",
+            line=line, column=column, path=promise.site.path, op=promise.op,
+            hint=f"return {'fresh tensors (allocate them' if len(names) > 1 else 'a fresh tensor (allocate it'}, or `{names[0]}.clone()`), or declare `Tensor(a!) {names[0]}` and return nothing (`-> ()`)",
+        )  # fmt: skip

@@ -56,7 +56,7 @@ def write_not_declared(project: LintProject) -> Iterator[Violation]:
                 f"torch.compile assumes '{arg.name}' unchanged: reads of it may move before the write and graph replays keep stale copies"
             )  # fmt: skip
             yield Violation(
-                f"kernel {kernel_name(promise.effects)} writes '{arg.name}' ({evidence_text(effect.evidence)}), but the schema does not annotate it: {consequence}",
+                f"kernel {kernel_name(promise.effects)} writes '{arg.name}' ({evidence_text(effect.evidence, beside=promise.site.path)}), but the schema does not annotate it: {consequence}",
                 line=line, column=column, path=promise.site.path, op=promise.op,
                 hint=f"annotate it: `{_annotated(arg, sig)}` in the schema of {sig.name}",
             )  # fmt: skip
