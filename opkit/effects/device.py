@@ -1,16 +1,233 @@
-"""The effects of device kernels: ``<<<>>>`` launches traced to the ``__global__`` kernel's copies to global memory.
+"""The effects of direct kernel launches: which of an op's tensor arguments its ``<<<>>>`` kernels write.
 
-Placeholder of the producer registry (``opkit.effects.build.PRODUCERS``): branch effects-dev reads device
-kernels here. Until then it reports nothing, and the C++ producer says "unknown" for a tensor whose memory
-a host kernel hands to a launch.
+For each C++ op kernel bound by ``impl`` to a device key, the host function is followed to its launches
+(``kernel<<<blocks, l2ctrl, stream>>>(args)``, directly or through launcher functions it calls with data
+pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the tensor whose data pointer it
+passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a lambda capture), and each
+kernel parameter's write is read from the device code (``opkit.formats.device_kernels``). Kernel parameter
+``i`` receives argument ``i``; the host function's parameters are the schema's arguments in order.
+
+The facts cover the launches only: an argument no launched kernel receives is NO here (the host code's
+other writes, aclnn calls and tensor methods, are the C++ host reader's); an argument passed to a kernel
+this module cannot read (not in the files linted, declared by a macro) is UNKNOWN with the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import re
+from collections.abc import Iterable, Iterator
 
-from opkit.effects.model import OpEffects
+from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge, OpEffects
+
+# impl keys whose kernel runs on the device (or is the op's only kernel)
+HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
+MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
-def produce(inputs) -> Iterator[OpEffects]:
-    return iter(())
+def produce(project) -> Iterator[OpEffects]:
+    """One ``OpEffects`` per registered op whose kernel launches a device kernel, from a lint project's
+    ``cpp_files`` (registrations), ``cpp_functions``, ``launch_files`` and ``cpp_texts``."""
+    if not project.launch_files:
+        return
+    yield from _Builder(project).effects()
+
+
+class _Builder:
+    def __init__(self, project):
+        from opkit.formats.kernel_launches import read_pointer_calls
+
+        self.project = project
+        self.texts: dict[str, str] = project.cpp_texts
+        self.tokens: dict = {}  # path → tokens: each file is lexed once however many ops follow it
+        self.read_pointer_calls = read_pointer_calls
+        # every function that launches a kernel, by unqualified name
+        self.launchers: dict[str, list] = {}
+        for file in project.launch_files:
+            text = self.texts.get(file.path)
+            if text is None:
+                continue
+            for name, fn in read_pointer_calls(file.path, text, cache=self.tokens).items():
+                self.launchers.setdefault(name, []).append(fn)
+        self._calls: dict[str, dict] = {}
+        self._device: dict[tuple[str, ...], object] = {}
+        self.schemas = schemas_by_op(project)
+        self._by_path: dict[str, str] | None = None
+
+    def effects(self) -> Iterator[OpEffects]:
+        seen = set()
+        for file in self.project.cpp_files:
+            for impl in file.impls:
+                if impl.dispatch_key not in HOST_KEYS or impl.kernel.kind != "function":
+                    continue
+                op = f"{impl.namespace}::{impl.op}" if impl.namespace else impl.op
+                if op in seen:
+                    continue
+                host = self._host_function(impl.kernel.name, file.path)
+                if host is None:
+                    continue
+                launches = list(self._launches(host, 0))
+                if not launches:
+                    continue
+                seen.add(op)
+                yield self._op_effects(op, impl, host, launches)
+
+    # -- host side -------------------------------------------------------------------------------
+    def _host_function(self, name: str, registering: str):
+        """The op's kernel function: where the index of C++ functions puts it (by its qualified name), else in
+        the registering file or a header it includes."""
+        short = name.rsplit("::", 1)[-1]
+        paths = [fn.path for fn in self.project.cpp_functions.get(short, []) if fn.defined and fn.path in self.texts and (fn.name == name or "::" not in name)]
+        if not paths:
+            paths = list(self._with_includes(registering)) if registering in self.texts else []
+        found = [fn for path in dict.fromkeys(paths) for fn in self._calls_of(path).values() if fn.name == short]
+        return found[0] if len(found) == 1 else None
+
+    def _calls_of(self, path: str) -> dict:
+        """The functions of ``path`` that launch a kernel or call a launcher."""
+        if path not in self._calls:
+            text = self.texts[path]
+            wanted = frozenset(n for n in self.launchers if n in text and re.search(r"\b%s\s*\(" % re.escape(n), text))
+            if not wanted and "<<<" not in text:
+                self._calls[path] = {}  # neither launches nor calls a launcher: not worth lexing
+                return self._calls[path]
+            self._calls[path] = self.read_pointer_calls(path, text, wanted, cache=self.tokens)
+        return self._calls[path]
+
+    def _launches(self, host, hops: int) -> Iterable[tuple]:
+        """(launch call, the launching function, sources mapped to ``host``'s parameters) of each launch reached."""
+        for call in host.calls:
+            if call.launch:
+                yield call, host, call.sources
+            elif hops < MAX_HOPS:
+                targets = [f for f in self.launchers.get(call.callee, []) if len(f.parameters) == len(call.arguments)]
+                if len(targets) != 1 or targets[0] is host:
+                    continue
+                for launch, where, sources in self._launches(targets[0], hops + 1):
+                    mapped = tuple(_through(source, call) for source in sources)
+                    yield launch, where, mapped
+
+    # -- device side -----------------------------------------------------------------------------
+    def _kernel(self, name: str, launching_path: str):
+        from opkit.formats.device_kernels import DeviceCode, has_device_kernels
+
+        paths = self._with_includes(launching_path)
+        kernel = self._code(paths).kernel(name)
+        if kernel is not None:
+            return kernel
+        pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
+        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and pattern.search(text)]
+        found = [k for k in (self._code(self._with_includes(p)).kernel(name) for p in owners) if k is not None]
+        return found[0] if len(found) == 1 else None
+
+    def _code(self, paths: tuple[str, ...]):
+        from opkit.formats.device_kernels import DeviceCode
+
+        if paths not in self._device:
+            self._device[paths] = DeviceCode({p: self.texts[p] for p in paths}, cache=self.tokens)
+        return self._device[paths]
+
+    def _with_includes(self, path: str, depth: int = 3) -> tuple[str, ...]:
+        """``path`` and the group's files it includes by a quoted path, ``depth`` levels down."""
+        if self._by_path is None:
+            self._by_path = {os.path.normpath(p): p for p in self.texts}
+        by_path = self._by_path
+        found, frontier = [path], [path]
+        for _ in range(depth):
+            following = []
+            for current in frontier:
+                base = os.path.dirname(os.path.normpath(current))
+                for name in _INCLUDE.findall(self.texts[current]):
+                    for up in range(4):
+                        candidate = os.path.normpath(os.path.join(base, *[".."] * up, name))
+                        if candidate in by_path and by_path[candidate] not in found:
+                            found.append(by_path[candidate])
+                            following.append(by_path[candidate])
+                            break
+            frontier = following
+        return tuple(found)
+
+    # -- the op ----------------------------------------------------------------------------------
+    def _op_effects(self, op: str, impl, host, launches: list[tuple]) -> OpEffects:
+        signature = self.schemas.get(op) or self.schemas.get(op.split("::", 1)[-1])
+        names = [a.name for a in signature.arguments] if signature is not None else list(host.parameters)
+        tensors = [a.name for a in signature.arguments if a.is_tensor] if signature is not None else []
+        writes: dict[str, list[Evidence]] = {}
+        unknown: dict[str, str] = {}
+        unknowns: list[str] = []
+        untraced: list[str] = []  # memory a kernel may write, passed from an expression not traced to an argument
+        sites = []
+        for call, where, sources in launches:
+            kernel = self._kernel(call.callee, where.path)
+            if kernel is None:
+                unknowns.append(f"{call.callee}<<<>>> (line {call.line}): its __global__ kernel is not in the files read")
+                for source in sources:
+                    if source is not None and source.kind == "tensor" and source.parameter < len(names):
+                        unknown.setdefault(names[source.parameter], f"passed to {call.callee}<<<>>>, whose device code was not read")
+                continue
+            sites.append(KernelSite(kernel.name, "device", impl.dispatch_key, kernel.path, kernel.line, kernel.column))
+            for parameter in kernel.parameters:
+                if parameter.written == "no":
+                    continue
+                source = sources[parameter.index] if parameter.index < len(sources) else None
+                argument = names[source.parameter] if source is not None and source.kind == "tensor" and source.parameter < len(names) else None
+                if argument is None:
+                    passed = call.arguments[parameter.index] if parameter.index < len(call.arguments) else ""
+                    for word in set(re.findall(r"[A-Za-z_]\w*", passed)) & set(where.parameters if where is host else ()):
+                        index = host.parameters.index(word)
+                        if index < len(names):  # named in an expression opkit does not trace: it may point into it
+                            unknown.setdefault(names[index], f"passed to {kernel.name}'s parameter {parameter.name} as {passed}, which opkit does not trace")
+                    if source is None:
+                        untraced.append(f"{call.callee}<<<>>> (line {call.line}) passes {passed or '?'} to {kernel.name}'s parameter {parameter.name}, which it "
+                                        f"{'writes' if parameter.written == 'yes' else 'may write'}: opkit does not trace it to an argument")  # fmt: skip
+                    if parameter.written == "yes" and (source is None or source.kind != "local"):
+                        unknowns.append(f"{kernel.name} writes its parameter {parameter.name}, passed as {call.arguments[parameter.index] if parameter.index < len(call.arguments) else '?'}"
+                                        f" (line {call.line}), not traced to an argument")  # fmt: skip
+                    continue
+                if parameter.written == "yes":
+                    launch = f"{call.callee}<<<>>> at {os.path.basename(where.path)}:{call.line} passes it as {parameter.name}"
+                    writes.setdefault(argument, []).extend(Evidence(w.path, w.line, w.column, f"{w.why}; {launch}") for w in parameter.writes)
+                else:
+                    unknown.setdefault(argument, f"{kernel.name}'s parameter {parameter.name}: {parameter.unknown_because}")
+        arguments = []
+        for name in tensors:
+            if name in writes:
+                arguments.append(ArgumentEffect(name, Knowledge.YES, tuple(writes[name])))
+            elif name in unknown:
+                arguments.append(ArgumentEffect(name, Knowledge.UNKNOWN, unknown_because=unknown[name]))
+            elif untraced:  # it may be what an untraced pointer points into
+                arguments.append(ArgumentEffect(name, Knowledge.UNKNOWN, unknown_because=untraced[0]))
+            else:
+                arguments.append(ArgumentEffect(name, Knowledge.NO))
+        if signature is None:
+            unknowns.append("no schema found for the op: its tensor arguments are not known")
+        return OpEffects(op, tuple(sites), tuple(arguments), unknowns=tuple(dict.fromkeys(unknowns)))
+
+
+def _through(source, call):
+    """A source in a launcher's terms (its parameter ``i``) mapped through the call of it to the caller's."""
+    from opkit.formats.kernel_launches import PointerSource
+
+    if source is None or source.kind == "local":
+        return source
+    outer = call.sources[source.parameter] if source.parameter < len(call.sources) else None
+    if outer is not None and source.kind == "tensor" and outer.kind == "pointer":  # the launcher takes the tensor itself
+        return PointerSource("tensor", outer.parameter, outer.name, outer.via)
+    return outer
+
+
+def schemas_by_op(project) -> dict:
+    """Each op's signature by ``ns::name`` (and ``name``), from every schema the project holds."""
+    found: dict = {}
+    # the C++ defs first: a kernel bound by a C++ impl is the one its TORCH_LIBRARY block defines
+    for site in (*(s for f in project.cpp_files for s in f.schema_sites()), *project.all_schema_sites()):
+        signature = site.signature
+        if signature is None:
+            continue
+        namespace = signature.namespace or site.namespace
+        full = signature.name + (f".{signature.overload}" if signature.overload else "")
+        found.setdefault(f"{namespace}::{full}" if namespace else full, signature)
+        found.setdefault(full, signature)
+    return found

@@ -41,6 +41,22 @@ def tokenize(text: str) -> list[Token]:
     return list(_tokens(CppText(text), directives=True))
 
 
+def cached_tokens(path: str, text: str, cache: dict | None) -> list[Token] | None:
+    """``tokenize(text)``, kept in ``cache`` under ``path`` when one is given (readers that follow code
+    across files share it); None for text the lexer cannot read."""
+    from opkit.formats.cpp_text import CppTextError
+
+    if cache is not None and path in cache:
+        return cache[path]
+    try:
+        tokens = tokenize(text)
+    except CppTextError:
+        tokens = None
+    if cache is not None:
+        cache[path] = tokens
+    return tokens
+
+
 def split_code(code: str) -> list[str]:
     """The token texts of code that holds no comments (a preprocessor line cpp_text already cleaned,
     a macro's body), cut as ``tokenize`` cuts them, ``#`` included (in a macro's body it stringifies)."""

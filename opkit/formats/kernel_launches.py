@@ -39,7 +39,7 @@ _NOT_QUEUED = frozenset(
 )
 # Tensor methods that queue device work although their names do not end in '_'.
 _QUEUED_METHODS = frozenset({"clone", "contiguous", "to", "copy", "fill", "zero"})
-_CONTROL = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "static_assert", "new", "delete", "throw"})
+_CONTROL = frozenset({"if", "constexpr", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "static_assert", "new", "delete", "throw"})
 _SYNCHRONIZE = frozenset({"aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "npuSynchronizeDevice"})
 _DATA_POINTERS = frozenset({"data_ptr", "const_data_ptr", "mutable_data_ptr"})
 
@@ -72,6 +72,40 @@ class Launch:
     # offsets in the text: the kernel expression's first character, '<<<', and just after '>>>'
     span: tuple[int, int, int] = (0, 0, 0)
     config: str = ""  # between '<<<' and '>>>', as written
+
+
+@dataclass(frozen=True)
+class PointerSource:
+    """Where a pointer passed to a launch or a call comes from, traced back through the host function."""
+
+    kind: str  # "tensor": a tensor parameter's data pointer; "pointer": a pointer parameter itself; "local": a tensor made here
+    parameter: int  # the enclosing function's parameter index ("tensor", "pointer"); -1 for "local"
+    name: str  # the parameter's (or the local tensor's) name
+    via: str  # the argument as written: "(uint8_t *)(x.mutable_data_ptr())", "xGm"
+
+
+@dataclass(frozen=True)
+class PointerCall:
+    """A ``<<<>>>`` launch or a call of a named function, with what each argument points into."""
+
+    callee: str  # the kernel or function as written, template arguments dropped
+    function: str  # the enclosing function
+    line: int
+    column: int
+    launch: bool
+    arguments: tuple[str, ...]  # as written
+    sources: tuple[PointerSource | None, ...]  # None: not traced to a tensor or a pointer parameter
+
+
+@dataclass(frozen=True)
+class HostFunction:
+    """A host function's parameters and the pointer-carrying calls it makes."""
+
+    name: str
+    path: str
+    line: int
+    parameters: tuple[str, ...]
+    calls: tuple[PointerCall, ...]
 
 
 @dataclass(frozen=True)
@@ -123,6 +157,18 @@ def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
     except CppTextError as exc:
         return KernelLaunchFile(path, error=exc)
     return _Reader(path, tokens).read()
+
+
+def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset(), *, cache: dict | None = None) -> dict[str, HostFunction]:
+    """The functions of ``text`` that launch a kernel or call one of ``callees`` (unqualified names), by
+    unqualified name, each call's arguments traced to the tensors whose data pointers they pass; {} for text
+    the lexer cannot read. ``cache``: path → tokens, shared by the readers of one run."""
+    from opkit.formats.cpp_tokens import cached_tokens
+
+    tokens = cached_tokens(path, text, cache)
+    if tokens is None:
+        return {}
+    return _Reader(path, [t for t in tokens if t.kind != "directive"]).pointer_calls(callees)
 
 
 def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> KernelLaunchFile:
@@ -426,6 +472,124 @@ class _Reader:
 
     def _index_of(self, where: Located) -> int | None:
         return next((i for i, t in enumerate(self.t) if t.line == where.line and t.column == where.column), None)
+
+    # -- pointers passed to launches and calls ---------------------------------------------
+    def pointer_calls(self, callees: frozenset[str]) -> dict[str, HostFunction]:
+        t = self.t
+        found: dict[int, list[PointerCall]] = {}
+        for lt, gt in self._launch_sites():
+            start = self._callee_start(lt)
+            opening = gt + 3
+            if self._text(opening) != "(" or opening not in self.match:
+                continue
+            kernel = _join(self.t[start:lt]).split("<", 1)[0]
+            self._pointer_call(found, kernel, start, opening, launch=True)
+        if callees:
+            for j, tok in enumerate(t):
+                if tok.kind == "ident" and tok.text in callees and self._text(j + 1) == "(" and j + 1 in self.match and self._text(j - 1) not in (".", "->"):
+                    if self._innermost(j, ("function",)) is not None and not self._is_declaration(j):
+                        self._pointer_call(found, tok.text, j, j + 1, launch=False)
+        result: dict[str, HostFunction] = {}
+        for body in self.bodies:
+            if body.open in found:
+                result.setdefault(body.name, HostFunction(body.name, self.path, t[body.open].line, self._parameter_names(body), tuple(found[body.open])))
+        return result
+
+    def _is_declaration(self, j: int) -> bool:
+        """``void f(int a);`` or ``extern void f(...)`` inside a body: a declaration, not a call."""
+        prev = self.t[j - 1] if j > 0 else None
+        return prev is not None and (prev.kind == "ident" and prev.text not in _CONTROL and prev.text not in ("else", "do")) and self._text(self.match[j + 1] + 1) != "."
+
+    def _pointer_call(self, found: dict[int, list[PointerCall]], callee: str, start: int, opening: int, *, launch: bool) -> None:
+        function = self._function_of(start)
+        if function is None:
+            return
+        close = self.match[opening]
+        args = self._config(opening + 1, close)
+        if args == [[]]:
+            args = []
+        params = self._parameter_names(function)
+        sources = tuple(self._pointer_source(arg, start, function, params, 0) if arg else None for arg in args)
+        tok = self.t[start]
+        found.setdefault(function.open, []).append(
+            PointerCall(callee.rsplit("::", 1)[-1], function.name, tok.line, tok.column, launch, tuple(_join(a) for a in args), sources)
+        )
+
+    def _parameter_names(self, function: _Body) -> tuple[str, ...]:
+        j = function.open - 1
+        while j > 0 and self._text(j) != ")" and self._text(j) not in (";", "}", "{"):
+            j -= 1
+        if self._text(j) != ")" or j not in self.match:
+            return ()
+        names = []
+        for item in self._config(self.match[j] + 1, j):
+            head = item[: next((k for k, x in enumerate(item) if x.text == "="), len(item))]
+            idents = [x.text for x in head if x.kind == "ident"]
+            names.append(idents[-1] if len(idents) >= 2 else "")
+        return tuple(n for n in names) if any(names) else ()
+
+    def _pointer_source(self, expr: list[Token], at: int, function: _Body, params: tuple[str, ...], depth: int) -> PointerSource | None:
+        via = _join(expr)
+        texts = [x.text for x in expr]
+        for k, x in enumerate(expr):
+            if x.kind != "ident":
+                continue
+            # x.data_ptr(), x->data_ptr() and an optional's (*x).data_ptr(), x.value().data_ptr()
+            after = k + 1
+            if texts[k - 1 : k] == ["*"] and texts[k - 2 : k - 1] == ["("] and texts[k + 1 : k + 2] == [")"]:
+                after = k + 2
+            elif texts[k + 1 : k + 5] == [".", "value", "(", ")"]:
+                after = k + 5
+            if after + 1 < len(expr) and texts[after] in (".", "->"):
+                member = texts[after + 1]
+                if member in _DATA_POINTERS or (member == "storage" and texts[after + 2 : after + 7] == ["(", ")", ".", "data", "("]):
+                    return self._tensor_source(x.text, at, function, params, via, depth)
+        names = self._value_names(expr)
+        if len(names) != 1 or not names[0]:
+            return None
+        name = names[0]
+        if name in params:
+            return PointerSource("pointer", params.index(name), name, via)
+        if depth < 3:
+            assigned = self._assignment(name, at, function)
+            if assigned:
+                found = self._pointer_source(assigned, at, function, params, depth + 1)
+                return PointerSource(found.kind, found.parameter, found.name, via) if found is not None else None
+        return None
+
+    def _tensor_source(self, name: str, at: int, function: _Body, params: tuple[str, ...], via: str, depth: int) -> PointerSource | None:
+        if name in params:
+            return PointerSource("tensor", params.index(name), name, via)
+        if depth >= 3:
+            return None
+        assigned = self._assignment(name, at, function)
+        if assigned and len(assigned) == 1 and assigned[0].kind == "ident":  # at::Tensor y_out = y;
+            return self._tensor_source(assigned[0].text, at, function, params, via, depth + 1)
+        if assigned and any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in assigned):
+            return PointerSource("local", -1, name, via)
+        return None
+
+    def _value_names(self, expr: list[Token]) -> list[str]:
+        """The variables an expression reads, casts left out: ``(GM_ADDR)x``, ``static_cast<uint8_t *>(p)``."""
+        names, k = [], 0
+        while k < len(expr):
+            x = expr[k]
+            if x.text in ("static_cast", "reinterpret_cast", "const_cast") and k + 1 < len(expr) and expr[k + 1].text == "<":
+                while k < len(expr) and expr[k].text not in (">", ">>"):
+                    k += 1
+                k += 1
+                continue
+            if x.text == "(":
+                end = next((m for m in range(k + 1, len(expr)) if expr[m].text == ")"), None)
+                inside = expr[k + 1 : end] if end is not None else []
+                if end is not None and end + 1 < len(expr) and inside and all(y.kind == "ident" or y.text in ("*", "::", "&") for y in inside):
+                    k = end + 1  # a C cast: (uint8_t *)x, (GM_ADDR)x
+                    continue
+            if x.kind == "ident" and (k == 0 or expr[k - 1].text not in (".", "->", "::")):
+                # x.size(0), f(x), ns::x: not the pointer itself
+                names.append(x.text if k + 1 >= len(expr) or expr[k + 1].text not in ("::", "(", ".", "->") else "")
+            k += 1
+        return names
 
     # -- host waits --------------------------------------------------------------------------
     def _host_waits(self, function: _Body) -> list[HostWait]:

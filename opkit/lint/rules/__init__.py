@@ -23,7 +23,7 @@ RULE_MODULES: dict[str, tuple[str, ...] | None] = {
     "opkit.lint.rules.opdef": ("opdef",),
     "opkit.lint.rules.cpp": ("cpp",),
     "opkit.lint.rules.launch": ("launch",),
-    "opkit.lint.rules.effects": ("cpp", "python"),
+    "opkit.lint.rules.effects": ("cpp", "launch", "python"),
 }
 
 _loaded: set[str] = set()

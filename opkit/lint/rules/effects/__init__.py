@@ -12,6 +12,9 @@ One rule per module, named after the rule; ``common`` holds what several share.
 from opkit.lint.rules.effects import write_not_declared  # noqa: F401  K201
 from opkit.lint.rules.effects import annotation_never_written  # noqa: F401  K202
 from opkit.lint.rules.effects import input_returned_as_fresh  # noqa: F401  K203
+from opkit.lint.rules.effects import meta_dtype_differs_from_kernel  # noqa: F401  K204
+from opkit.lint.rules.effects import fake_literal_device  # noqa: F401  K205
+from opkit.lint.rules.effects import gen_opapi_disagrees_with_meta  # noqa: F401  K206
 from opkit.lint.rules.effects import void_op_without_effect  # noqa: F401  K207
 from opkit.lint.rules.effects import aclop_in_kernel  # noqa: F401  K208
 from opkit.lint.rules.effects import host_sync_in_kernel  # noqa: F401  K209
