@@ -38,7 +38,7 @@ class LintResult:
 
 # Text that any registration module opkit reads contains; other Python files found by walking a
 # directory (codegen scripts, tests, packaging) are not parsed at all.
-REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract")
+REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract", "direct_register_custom_op")
 
 
 def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
