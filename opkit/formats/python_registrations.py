@@ -675,9 +675,10 @@ def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
     return paths
 
 
-def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, outer: dict[str, ast.expr] | None = None) -> dict[str, ast.expr] | None:
     """``helper``'s parameters bound to ``call``'s arguments (defaults for the rest), as Python binds them;
-    None when the call passes ``*args``/``**kwargs`` or does not fit."""
+    None when the call passes ``*args``/``**kwargs`` or does not fit. An argument that is a name of the
+    ``outer`` binding (a wrapper passing its own parameter on) is bound to that name's value."""
     a = helper.args
     positional = [*a.posonlyargs, *a.args]
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords) or len(call.args) > len(positional):
@@ -692,6 +693,8 @@ def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
         bound[param.arg] = value
     for keyword in call.keywords:
         bound[keyword.arg] = keyword.value
+    if outer:
+        bound = {name: outer.get(value.id, value) if isinstance(value, ast.Name) else value for name, value in bound.items()}
     return bound
 
 
@@ -1119,7 +1122,7 @@ class _Loader:
                 self._decorated(function, call.func, at, binding)
         elif isinstance(call.func, ast.Name) and call.func.id in self.helpers:
             helper = self.helpers[call.func.id]
-            arguments = _bind_arguments(helper, call)
+            arguments = _bind_arguments(helper, call, binding)
             if arguments is not None:
                 inner = {**binding, **arguments}
                 for registration in self.helper_calls[call.func.id]:
@@ -1182,7 +1185,7 @@ class _Loader:
         if depth > 4:
             return None
         for fn, made in self.factories.get(call.func.id, ()):
-            arguments = _bind_arguments(fn, call)
+            arguments = _bind_arguments(fn, call, binding)
             if arguments is None:
                 continue
             inner = {**binding, **arguments}

@@ -52,7 +52,7 @@ def fake_returns_input(project: LintProject) -> Iterator[Violation]:
         receives = {p.name: a for p, a in zip(fn.positional, sig.positional_arguments)}
         receives.update((a.name, a) for a in sig.kwarg_only_arguments if fn.parameter(a.name) is not None)
         for ret in fn.returns:
-            returned = [(0, ret.param)] if ret.shape == "param" else list(enumerate(ret.items)) if ret.arity == len(sig.returns) else []
+            returned = [(0, ret.param)] if ret.shape == "param" and len(sig.returns) == 1 else list(enumerate(ret.items)) if ret.arity == len(sig.returns) else []
             aliased = []
             for index, name in returned:
                 argument = receives.get(name) if name is not None else None
