@@ -129,7 +129,7 @@ def test_a_cpp_def_pairs_with_a_python_meta_through_a_helper(tmp_path):
     assert [(f.code, f.line, f.op) for f in found] == [("M011", 21, "gate2")]
     (tmp_path / "meta.py").write_text(HELPER.replace("def gate_meta(x, k):", "def gate_meta(x):"))
     found = lint([str(tmp_path)], selection=Selection(("M",)), use_cache=False).findings
-    assert [(f.code, f.line) for f in found] == [("M002", 20)]
+    assert [(f.code, f.line) for f in found] == [("M002", 20), ("M011", 21)]
 
 
 def test_registrations_in_two_test_methods_are_not_duplicates_and_define_returns_the_name(tmp_path):
