@@ -43,14 +43,16 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
     no copy-back of what it wrote into a graph input, and no pass failure swallowed."""
     problems: list[Problem] = []
     wanted = set(op_names)
-    for line in observation.skipped_passes:
+    for index, line in enumerate(observation.skipped_passes):
+        reason = observation.swallowed[index] if index < len(observation.swallowed) else None
         problems.append(
             Problem(
                 Stage.BACKEND,
                 "skipped_pass",
-                f"npugraph_ex skipped a pass and went on: {line.strip()}",
+                f"npugraph_ex skipped a pass and went on: {line.strip()}" + (f" (the pass raised {reason})" if reason else ""),
                 "the graph runs without that optimisation (e.g. in-place ops stay copies); rerun with "
                 "TORCH_COMPILE_DEBUG=1 to see the exception it swallowed",
+                detail=reason,
             )
         )
     for g in observation.graphs:

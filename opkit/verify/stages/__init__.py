@@ -62,6 +62,21 @@ def run(ctx, on_start: Callable[[Stage], None] = lambda stage: None) -> list[Sta
     return ran
 
 
+# Problems that are performance notes once the graph is shown to work: npugraph_ex skipping a pass
+# (it logs "Skipped fx_pass ..." and runs the graph without that optimisation, on the NPU too).
+NOTES_WHEN_IT_RUNS = frozenset({"skipped_pass"})
+_IT_RUNS = (Stage.CAPTURE, Stage.REPLAY, Stage.NUMERICS)
+
+
+def warnings_apart(ran: list[Stage], problems: list[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(problems, warnings): a skipped npugraph_ex pass is a warning, not a failed stage, when capture,
+    replay and numerics ran and hold; while any of them fails it stays a problem (it may be why)."""
+    holds = Stage.CAPTURE in ran and Stage.NUMERICS in ran and not any(p.stage in _IT_RUNS for p in problems)
+    if not holds:
+        return list(problems), []
+    return [p for p in problems if p.check not in NOTES_WHEN_IT_RUNS], [p for p in problems if p.check in NOTES_WHEN_IT_RUNS]
+
+
 def passed_stages(ran: list[Stage], problems: list[Problem]) -> tuple[Stage, ...]:
     failed = {p.stage for p in problems}
     return tuple(s for s in Stage if s in ran and s not in failed)
