@@ -50,8 +50,9 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
                 Stage.BACKEND,
                 "skipped_pass",
                 f"npugraph_ex skipped a pass and went on: {line.strip()}" + (f" (the pass raised {reason})" if reason else ""),
-                "the graph runs without that optimisation (e.g. in-place ops stay copies); rerun with "
-                "TORCH_COMPILE_DEBUG=1 to see the exception it swallowed",
+                "the graph runs without that optimisation (e.g. in-place ops stay copies): it costs memory "
+                "and time on the NPU, not correctness"
+                + ("" if reason else "; rerun with TORCH_COMPILE_DEBUG=1 to see the exception it swallowed"),
                 detail=reason,
             )
         )
