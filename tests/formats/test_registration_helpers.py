@@ -278,6 +278,8 @@ def test_a_helper_op_without_fake_is_missing_one_and_a_directory_walk_reads_the_
         },
     )
     assert found == [("M001", "ops.py", 9, "double")]
+    (finding,) = lint([str(tmp_path)], selection=Selection(("M001",)), use_cache=False).findings
+    assert "has no fake" in finding.message and "pass fake_impl=<fake function> to direct_register_custom_op" in finding.hint
 
 
 CPP = """\
