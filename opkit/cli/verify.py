@@ -21,12 +21,15 @@ def wants_color(stream=None) -> bool:
 BACKEND_CHOICES = backend_names()  # the registry in opkit.verify.backends: adding a backend adds the choice
 
 
-def _load_files(paths: tuple[str, ...]) -> None:
-    """Import user files that register ops (schema, Meta, kernels) before --op is looked up."""
+def _load_files(paths: tuple[str, ...]) -> list[str]:
+    """Import user files that register ops (schema, Meta, kernels) before --op is looked up; the notes
+    say where a file's op took the place of npugraph_ex's own of the same name."""
     import importlib.util
 
     from opkit.formats.files import InputError, read_text
+    from opkit.verify.npugraph_ex.shadow import user_definitions_first
 
+    notes: list[str] = []
     for i, path in enumerate(paths):
         try:
             source = read_text(path)  # refuses a FIFO or a device before Python's import would block on it
@@ -40,7 +43,10 @@ def _load_files(paths: tuple[str, ...]) -> None:
             raise click.UsageError(f"cannot import {path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
-        exec(code, module.__dict__)  # the user's own file, as `python FILE` would run it
+        with user_definitions_first(path, source) as shadowed:
+            exec(code, module.__dict__)  # the user's own file, as `python FILE` would run it
+        notes += shadowed
+    return notes
 
 
 def _resolve_op(qualname: str):
@@ -83,10 +89,10 @@ def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *,
     from opkit.verify.check import check_graph_entry
 
     def check():
-        _load_files(load_files)
+        notes = _load_files(load_files)
         op = _resolve_op(op_name)
         args, kwargs = _example_args(example, op)
-        return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False)
+        return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, isolate=False, notes=notes)
 
     return _in_check_process(check, op_name, backend, timeout)
 
@@ -111,10 +117,10 @@ def _check_from_cpp(
     from opkit.verify.from_cpp import defined_from_cpp
 
     def check():
-        _load_files(load_files)
+        loaded = _load_files(load_files)
         with defined_from_cpp(from_file, op_name, meta_files) as (op, notes):
             args, kwargs = _example_args(example, op)
-            return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=notes, isolate=False)
+            return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=[*loaded, *notes], isolate=False)
 
     return _in_check_process(check, f"{op_name or ''} from {from_file}".strip(), backend, timeout)
 

@@ -17,6 +17,15 @@ lambdas too; ``op = lib.define(...)`` then ``lib.impl(op, ...)``; a ``Library`` 
 module (``from ._lib import lib``, read through the ``modules`` reader lint passes); ``define`` strings
 triple-quoted, implicitly concatenated or joined with ``+``, each character placed in the file.
 
+Registration helpers of the ecosystem whose shape is known (``KNOWN_HELPERS``): vLLM's and sglang's
+``direct_register_custom_op(op_name=, op_func=, mutates_args=, fake_impl=, target_lib=, ...)`` defines
+``op_name`` with the schema inferred from ``op_func`` in ``target_lib`` (by default the helper's own
+library, namespace ``vllm`` or ``sglang``) and registers ``fake_impl`` as its fake: read as a ``CustomOp``
+(``helper`` names the helper), ``op_func`` followed into the package's other modules when imported. Called
+through a module-local wrapper that passes its parameters on, too; and a decorator factory of the module
+(``def register_x_fake(name): return register_fake(f"ns::{name}")``, through another factory as well)
+registers the function it decorates.
+
 For a custom_op the schema is inferred from the annotations exactly as ``torch.library.infer_schema``
 does (``int`` is ``SymInt``, ``mutates_args`` entries become ``Tensor(a<index>!)``), and exposed through
 ``schema_sites()`` in the torch.library dialect, so the schema rules apply to it.
@@ -41,6 +50,18 @@ IMPL = frozenset({"torch.library.impl"})
 CUSTOM_OP = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
 REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract"})
 META_KEY = "Meta"
+
+# Registration helpers of the ecosystem whose shape is known, by where they are imported from → the
+# namespace of the library they define in when ``target_lib`` is not given. Both take
+# (op_name, op_func, mutates_args, fake_impl, target_lib, ...) and call ``infer_schema(op_func,
+# mutates_args=mutates_args)``; vLLM's ``mutates_args`` defaults to ``[]``, sglang's is required.
+KNOWN_HELPERS = {
+    "vllm.utils.direct_register_custom_op": "vllm",
+    "vllm.utils.torch_utils.direct_register_custom_op": "vllm",
+    "sglang.srt.utils.direct_register_custom_op": "sglang",
+    "sglang.srt.utils.common.direct_register_custom_op": "sglang",
+}
+_HELPER_PARAMETERS = ("op_name", "op_func", "mutates_args", "fake_impl", "target_lib", "dispatch_key", "tags")
 
 # ``unknown`` is torch's spelling for "assume every tensor argument is written".
 MUTATES_UNKNOWN = "unknown"
@@ -105,6 +126,7 @@ class ReturnSite:
     shape: str  # "none", "tensor", "tuple", "list", "param" (returns a parameter) or "unknown"
     arity: int | None = None  # items of a tuple/list display
     param: str | None = None  # the returned parameter, for shape "param"
+    items: tuple[str | None, ...] = ()  # for a tuple/list display: the parameter each item returns, or None
 
 
 @dataclass(frozen=True)
@@ -153,10 +175,22 @@ class CustomOp:
     schema_problem: str | None  # why torch would raise instead (None when it would not, or cannot tell)
     line: int
     column: int
+    # A known registration helper's call (``KNOWN_HELPERS``): its qualified name, the file holding
+    # ``function`` (``op_func``) when another module of the package defines it, the dispatch key and
+    # the ``torch.Tag`` names it passes. "" / () for ``@custom_op``.
+    helper: str = ""
+    function_path: str = ""
+    dispatch_key: str | None = None
+    tags: tuple[str, ...] = ()
 
     @property
     def qualname(self) -> str:
-        return f"{self.namespace}::{self.name}"
+        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+
+    @property
+    def kind(self) -> str:
+        """How the source registers it, for messages: ``custom_op`` or the helper's own name."""
+        return self.helper.rsplit(".", 1)[-1] if self.helper else "custom_op"
 
 
 # Where a statement sits among mutually exclusive branches: one (branching statement, branch index)
@@ -215,6 +249,9 @@ class RegistrationFile:
     registrations: list[Registration] = field(default_factory=list)
     custom_ops: list[CustomOp] = field(default_factory=list)
     defined_schemas: list[SchemaSite] = field(default_factory=list)  # ``m.define("...")``
+    # Ops a known helper defines here whose op_func opkit cannot read (defined in no linted module):
+    # they exist, with a schema opkit does not know.
+    unread_ops: list[str] = field(default_factory=list)
     structure_errors: list[InputError] = field(default_factory=list)
 
     def schema_sites(self) -> list[SchemaSite]:
@@ -222,7 +259,7 @@ class RegistrationFile:
         sites = list(self.defined_schemas)
         for op in self.custom_ops:
             if op.schema is not None:  # M012 reports the others
-                sites.append(SchemaSite(op.schema, self.path, op.line, op.column, Dialect.TORCH_LIBRARY, op_hint=op.name))
+                sites.append(SchemaSite(op.schema, self.path, op.line, op.column, Dialect.TORCH_LIBRARY, op_hint=op.name, inferred=True))
         return sites
 
 
@@ -338,20 +375,21 @@ def walk(tree: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
     return found
 
 
-def _return_shape(value: ast.expr | None, params: set[str]) -> tuple[str, int | None, str | None]:
+def _return_shape(value: ast.expr | None, params: set[str]) -> tuple[str, int | None, str | None, tuple[str | None, ...]]:
     if value is None or (isinstance(value, ast.Constant) and value.value is None):
-        return "none", None, None
+        return "none", None, None, ()
     if isinstance(value, (ast.Tuple, ast.List)):
         # ``(*heads, tail)`` has as many items as ``heads`` holds at run time: the arity is unknown.
         arity = None if any(isinstance(e, ast.Starred) for e in value.elts) else len(value.elts)
-        return ("tuple" if isinstance(value, ast.Tuple) else "list"), arity, None
+        items = tuple(e.id if isinstance(e, ast.Name) and e.id in params else None for e in value.elts) if arity is not None else ()
+        return ("tuple" if isinstance(value, ast.Tuple) else "list"), arity, None, items
     if isinstance(value, ast.Name) and value.id in params:
-        return "param", None, value.id
+        return "param", None, value.id, ()
     if isinstance(value, ast.Call):
         callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
         if callee in _TENSOR_FACTORIES:
-            return "tensor", None, None
-    return "unknown", None, None
+            return "tensor", None, None, ()
+    return "unknown", None, None, ()
 
 
 def _always_raises(stmt: ast.stmt) -> bool:
@@ -583,7 +621,11 @@ def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
 
 
 def _mutates_args(call: ast.Call) -> tuple[str, ...] | str | None:
-    node = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
+    return _mutates_value(next((k.value for k in call.keywords if k.arg == "mutates_args"), None))
+
+
+def _mutates_value(node: ast.expr | None) -> tuple[str, ...] | str | None:
+    """A literal ``mutates_args``: names, "unknown", or None when it is computed at run time."""
     if isinstance(node, ast.Constant) and node.value == MUTATES_UNKNOWN:
         return MUTATES_UNKNOWN
     if isinstance(node, ast.Dict) and not node.keys:
@@ -633,21 +675,10 @@ def _branch_paths(tree: ast.Module) -> dict[int, BranchPath]:
     return paths
 
 
-def _bound_strs(node: ast.expr | None, binding: dict[str, ast.expr]) -> list[str]:
-    """The op names an argument gives: a string literal, or a name bound to one."""
-    if isinstance(node, ast.Name) and node.id in binding:
-        node = binding[node.id]
-    return [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else []
-
-
-def _bound_str(node: ast.expr | None, binding: dict[str, ast.expr]) -> str | None:
-    found = _bound_strs(node, binding)
-    return found[0] if found else None
-
-
-def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, outer: dict[str, ast.expr] | None = None) -> dict[str, ast.expr] | None:
     """``helper``'s parameters bound to ``call``'s arguments (defaults for the rest), as Python binds them;
-    None when the call passes ``*args``/``**kwargs`` or does not fit."""
+    None when the call passes ``*args``/``**kwargs`` or does not fit. An argument that is a name of the
+    ``outer`` binding (a wrapper passing its own parameter on) is bound to that name's value."""
     a = helper.args
     positional = [*a.posonlyargs, *a.args]
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords) or len(call.args) > len(positional):
@@ -662,6 +693,8 @@ def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
         bound[param.arg] = value
     for keyword in call.keywords:
         bound[keyword.arg] = keyword.value
+    if outer:
+        bound = {name: outer.get(value.id, value) if isinstance(value, ast.Name) else value for name, value in bound.items()}
     return bound
 
 
@@ -825,6 +858,71 @@ def sibling_text(path: str, node: ast.ImportFrom, modules: ModuleReader) -> str 
     return None
 
 
+def _parsed_functions(nodes: dict[str, list[tuple[ast.AST, ast.AST | None]]], names: _Names) -> dict[int, Function]:
+    """Every def of a walked module (``walk``), by ``id`` of its node, read as a ``Function``."""
+    defs = [node for node, _ in nodes["scopes"] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    own: dict[int, list[ast.AST]] = {id(fn): [] for fn in defs}
+    for node, scope in nodes["exits"]:
+        if id(scope) in own:
+            own[id(scope)].append(node)
+    read, none_tested = _names_in_bodies(nodes)
+    return {id(fn): _function(fn, names, own[id(fn)], read[id(fn)], none_tested[id(fn)]) for fn in defs}
+
+
+def _names_in_bodies(nodes: dict[str, list[tuple[ast.AST, ast.AST | None]]]) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[str]]]:
+    """For each scope (by id): the names read in its body and those tested ``is None`` there, nested
+    scopes included: each node counts for its own scope, then every scope adds its nested ones'."""
+    read: dict[int, set[str]] = {id(node): set() for node, _ in nodes["scopes"]}
+    tested: dict[int, set[str]] = {key: set() for key in read}
+    read[id(None)], tested[id(None)] = set(), set()  # module level
+    for node, scope in nodes["names"]:
+        read[id(scope)].add(node.id)
+    for node, scope in nodes["compares"]:
+        if _is_none_test(node):
+            tested[id(scope)].add(node.left.id)
+    for node, scope in reversed(nodes["scopes"]):  # breadth-first, reversed: inner scopes first
+        read[id(scope)] |= read[id(node)]
+        tested[id(scope)] |= tested[id(node)]
+    return {k: frozenset(v) for k, v in read.items()}, {k: frozenset(v) for k, v in tested.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def module_functions(text: str) -> dict[str, Function]:
+    """The functions a module defines at its top level, by name (another module's ``op_func``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    nodes = walk(tree)
+    parsed = _parsed_functions(nodes, _Names([node for node, _ in nodes["imports"]]))
+    return {fn.name: parsed[id(fn)] for fn in tree.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _module_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level names assigned a string exactly once (``NS = "attentions"``)."""
+    seen: dict[str, int] = {}
+    values: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    seen[target.id] = seen.get(target.id, 0) + 1
+                    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                        values[target.id] = node.value.value
+    return {name: value for name, value in values.items() if seen[name] == 1}
+
+
+@functools.lru_cache(maxsize=64)
+def module_names(text: str) -> _Names:
+    """What another module's imports make of its names (for its annotations)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return _Names([])
+    return _Names([node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))])
+
+
 def _split_qualname(qualname: str) -> tuple[str, str]:
     ns, sep, name = qualname.partition("::")
     return (ns, name) if sep else ("", qualname)
@@ -847,52 +945,41 @@ class _Loader:
         self.helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.helper_calls: dict[str, list[ast.Call]] = {}  # helper name → the registrations in its body
         self.source_lines: _SourceLines | None = None  # made on the first define string placed
+        # Module-level ``NAME = "text"`` (assigned once): what op-name strings are built from.
+        self.constants = _module_constants(tree)
+        # Decorator factories: name → (def, the registration call or factory call it returns), for
+        # ``def register_x_fake(name): return register_fake(f"ns::{name}")``.
+        self.factories: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.Call]]] = {}
 
     def load(self) -> None:
         self._find_libraries()
         defs = [node for node, _ in self.nodes["scopes"] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        own: dict[int, list[ast.AST]] = {id(fn): [] for fn in defs}
-        for node, scope in self.nodes["exits"]:
-            if id(scope) in own:
-                own[id(scope)].append(node)
-        read, none_tested = self._names_in_bodies()
-        self.parsed = {id(fn): _function(fn, self.names, own[id(fn)], read[id(fn)], none_tested[id(fn)]) for fn in defs}
+        self.parsed = _parsed_functions(self.nodes, self.names)
         for fn in defs:
             self.functions.setdefault(fn.name, self.parsed[id(fn)])
         # custom_ops first, so fakes registered before or after them resolve by name.
         for fn in defs:
             for dec in fn.decorator_list:
                 self._custom_op(fn, dec)
+        self._find_factories(defs)
         for fn in defs:
             for dec in fn.decorator_list:
                 self._decorated(self.parsed[id(fn)], dec, dec)
         loops = _loop_bindings([node for node, _ in self.nodes["loops"]])
         defined_names = self._defined_op_names()
         calls = [(node, scope) for node, scope in self.nodes["expressions"] if isinstance(node.value, ast.Call)]
-        for node, scope in calls:  # registrations inside a function, through its parameters: a helper
-            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._registers_through_parameters(node.value, scope):
-                self.helpers[scope.name] = scope
-                self.helper_calls.setdefault(scope.name, []).append(node.value)
+        for _ in range(3):  # registrations inside a function, through its parameters: a helper (of a helper)
+            known = len(self.helpers)
+            for node, scope in calls:
+                if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.value not in self.helper_calls.get(scope.name, ()) and self._registers_through_parameters(node.value, scope):
+                    self.helpers[scope.name] = scope
+                    self.helper_calls.setdefault(scope.name, []).append(node.value)
+            if len(self.helpers) == known:
+                break
         for node, _ in calls:
             self.statement[id(node.value)] = node
             for binding in loops.get(id(node), ({},)):
                 self._call_registration(node.value, {**defined_names, **binding}, node.value)
-
-    def _names_in_bodies(self) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[str]]]:
-        """For each scope (by id): the names read in its body and those tested ``is None`` there, nested
-        scopes included: each node counts for its own scope, then every scope adds its nested ones'."""
-        read: dict[int, set[str]] = {id(node): set() for node, _ in self.nodes["scopes"]}
-        tested: dict[int, set[str]] = {key: set() for key in read}
-        read[id(None)], tested[id(None)] = set(), set()  # module level
-        for node, scope in self.nodes["names"]:
-            read[id(scope)].add(node.id)
-        for node, scope in self.nodes["compares"]:
-            if _is_none_test(node):
-                tested[id(scope)].add(node.left.id)
-        for node, scope in reversed(self.nodes["scopes"]):  # breadth-first, reversed: inner scopes first
-            read[id(scope)] |= read[id(node)]
-            tested[id(scope)] |= tested[id(node)]
-        return {k: frozenset(v) for k, v in read.items()}, {k: frozenset(v) for k, v in tested.items()}
 
     def _find_libraries(self) -> None:
         self.libraries.update(_assigned_libraries(self.nodes["assigns"], self.names))
@@ -979,13 +1066,18 @@ class _Loader:
             return
         if not isinstance(dec, ast.Call):
             return
+        if isinstance(dec.func, ast.Name) and dec.func.id in self.factories:  # @register_x_fake("op")
+            made = self._factory_made(dec, binding)
+            if made is None:
+                return
+            dec, binding = made
         callee = self.names.qualify(dec.func)
         if callee in IMPL:
             first = _arg(dec, 0, "qualname")
             if isinstance(first, ast.Name) and first.id in self.libraries:  # impl(m, "my_op"[, "Meta"])
                 lib = self.libraries[first.id]
-                if self._meta_key(_bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
-                    for op in _bound_strs(_arg(dec, 1, "name"), binding):
+                if self._meta_key(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
+                    for op in self._bound_strs(_arg(dec, 1, "name"), binding):
                         self._add(lib.namespace, op, "meta", function, at)
             elif isinstance(first, ast.Constant) and isinstance(first.value, str):  # impl("ns::op", "Meta")
                 types = _arg(dec, 1, "types")
@@ -996,15 +1088,17 @@ class _Loader:
             self._fake_target(_arg(dec, 0, "op"), function, at, binding)
         elif isinstance(dec.func, ast.Attribute) and dec.func.attr == "impl" and getattr(dec.func.value, "id", None) in self.libraries:
             lib = self.libraries[dec.func.value.id]  # @m.impl("my_op")
-            if self._meta_key(_bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
-                for op in _bound_strs(_arg(dec, 0, "op_name"), binding):
+            if self._meta_key(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
+                for op in self._bound_strs(_arg(dec, 0, "op_name"), binding):
                     self._add(lib.namespace, op, "meta", function, at)
 
     def _fake_target(self, target: ast.expr | None, function: Function, node: ast.AST, binding: dict[str, ast.expr] | None = None) -> None:
-        if isinstance(target, ast.Name) and binding and target.id in binding:
+        binding = binding or {}
+        value = self._bound_str(target, binding)
+        if isinstance(target, ast.Name) and target.id in binding:
             target = binding[target.id]
-        if isinstance(target, ast.Constant) and isinstance(target.value, str):
-            ns, name = _split_qualname(target.value)
+        if value is not None:
+            ns, name = _split_qualname(value)
             owner = next((c for c in self.custom_ops.values() if c.namespace == ns and c.name == name), None)
             self._add(ns, name, "fake", function, node, owner)
         elif isinstance(target, ast.Name) and target.id in self.custom_ops:
@@ -1019,24 +1113,191 @@ class _Loader:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "impl" and getattr(call.func.value, "id", None) in self.libraries:
             lib = self.libraries[call.func.value.id]
             function = self._function_of(_arg(call, 1, "fn"), binding)
-            if function is not None and self._meta_key(_bound_str(_arg(call, 2, "dispatch_key"), binding), lib):
-                for op in _bound_strs(_arg(call, 0, "op_name"), binding):
+            if function is not None and self._meta_key(self._bound_str(_arg(call, 2, "dispatch_key"), binding), lib):
+                for op in self._bound_strs(_arg(call, 0, "op_name"), binding):
                     self._add(lib.namespace, op, "meta", function, at)
         elif self.names.qualify(call.func) in REGISTER_FAKE:
             function = self._function_of(_arg(call, 1, "func"), binding)
             if function is not None:
                 self._fake_target(_arg(call, 0, "op"), function, at, binding)
+        elif self.names.qualify(call.func) in KNOWN_HELPERS:
+            self._helper_op(call, self.names.qualify(call.func), binding, at)
         elif isinstance(call.func, (ast.Call, ast.Attribute)) and len(call.args) == 1 and not call.keywords:
             function = self._function_of(call.args[0], binding)  # a decorator called on a function
             if function is not None:
                 self._decorated(function, call.func, at, binding)
         elif isinstance(call.func, ast.Name) and call.func.id in self.helpers:
             helper = self.helpers[call.func.id]
-            arguments = _bind_arguments(helper, call)
+            arguments = _bind_arguments(helper, call, binding)
             if arguments is not None:
                 inner = {**binding, **arguments}
                 for registration in self.helper_calls[call.func.id]:
                     self._call_registration(registration, inner, at)
+
+    # --------------------------------------------------------------------------------------------
+    # Known registration helpers, decorator factories, op names built from strings
+    # --------------------------------------------------------------------------------------------
+
+    def _bound_strs(self, node: ast.expr | None, binding: dict[str, ast.expr]) -> list[str]:
+        """The op names an argument gives: a string, or a name bound to one (a helper's parameter, a
+        loop's value, a module constant), an f-string or ``+`` of those."""
+        value = self._string(node, binding, 0)
+        return [value] if value else []
+
+    def _bound_str(self, node: ast.expr | None, binding: dict[str, ast.expr]) -> str | None:
+        found = self._bound_strs(node, binding)
+        return found[0] if found else None
+
+    def _string(self, node: ast.expr | None, binding: dict[str, ast.expr], depth: int) -> str | None:
+        if node is None or depth > 8:  # ``f(op_name=op_name)`` binds a name to itself
+            return None
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.Name):
+            if node.id in binding:
+                return self._string(binding[node.id], binding, depth + 1)
+            return self.constants.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._string(node.left, binding, depth + 1), self._string(node.right, binding, depth + 1)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    if value.conversion != -1 or value.format_spec is not None:
+                        return None
+                    value = value.value
+                part = self._string(value, binding, depth + 1)
+                if part is None:
+                    return None
+                parts.append(part)
+            return "".join(parts)
+        return None
+
+    def _find_factories(self, defs: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> None:
+        """Defs that return a registration decorator (``register_fake(...)``) or another factory's result."""
+        returned: dict[int, list[ast.Call]] = {id(fn): [] for fn in defs}
+        for node, scope in self.nodes["exits"]:
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and id(scope) in returned:
+                returned[id(scope)].append(node.value)
+        names = {fn.name for fn in defs}
+        for fn in defs:
+            for call in returned[id(fn)]:
+                if self.names.qualify(call.func) in REGISTER_FAKE or (isinstance(call.func, ast.Name) and call.func.id in names and call.func.id != fn.name):
+                    self.factories.setdefault(fn.name, []).append((fn, call))
+
+    def _factory_made(self, call: ast.Call, binding: dict[str, ast.expr], depth: int = 0) -> tuple[ast.Call, dict[str, ast.expr]] | None:
+        """The registration decorator a factory call makes, with the factory's parameters bound."""
+        if depth > 4:
+            return None
+        for fn, made in self.factories.get(call.func.id, ()):
+            arguments = _bind_arguments(fn, call, binding)
+            if arguments is None:
+                continue
+            inner = {**binding, **arguments}
+            if self.names.qualify(made.func) in REGISTER_FAKE:
+                return made, inner
+            if isinstance(made.func, ast.Name) and made.func.id in self.factories:
+                found = self._factory_made(made, inner, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _helper_op(self, call: ast.Call, helper: str, binding: dict[str, ast.expr], at: ast.AST) -> None:
+        """``direct_register_custom_op(op_name=..., op_func=..., mutates_args=..., fake_impl=..., target_lib=...)``."""
+
+        def argument(name: str) -> ast.expr | None:
+            node = _arg(call, _HELPER_PARAMETERS.index(name), name)
+            while isinstance(node, ast.Name) and node.id in binding and binding[node.id] is not node:
+                node = binding[node.id]
+            return None if isinstance(node, ast.Constant) and node.value is None else node
+
+        op_name = self._bound_str(argument("op_name"), binding)
+        if not op_name:
+            return
+        namespace = KNOWN_HELPERS[helper]
+        target = argument("target_lib")
+        if target is not None:  # a Library of this module, else a namespace opkit cannot know
+            namespace = self.libraries[target.id].namespace if isinstance(target, ast.Name) and target.id in self.libraries else ""
+        qualname = f"{namespace}::{op_name}" if namespace else op_name
+        function, function_path = self._function_anywhere(argument("op_func"), binding)
+        fake, _ = self._function_anywhere(argument("fake_impl"), binding)
+        if function is None:  # op_func is not readable here: the op exists, its schema is unknown
+            self.result.unread_ops.append(qualname)
+            if fake is not None:
+                self._add(namespace, op_name, "fake", fake, at)
+            return
+        mutates_node = argument("mutates_args")
+        schema, problem = None, None
+        if mutates_node is None:
+            mutates: tuple[str, ...] | str | None = () if namespace == "vllm" or helper.startswith("vllm.") else None
+            if mutates is None:
+                problem = f"{helper.rsplit('.', 1)[-1]} requires mutates_args (write [] when the op writes nothing)"
+        else:
+            mutates = _mutates_value(mutates_node)
+        if mutates is not None and problem is None:
+            try:
+                schema = infer_schema(function, mutates, qualname, self._names_for(function_path))
+            except NotInferable as exc:
+                problem = str(exc)
+        tags = argument("tags")
+        op = CustomOp(
+            namespace, op_name, function, mutates, None, schema, problem, at.lineno, at.col_offset + 1,
+            helper=helper, function_path=function_path, dispatch_key=self._bound_str(argument("dispatch_key"), binding),
+            tags=tuple(e.attr for e in (tags.elts if isinstance(tags, (ast.Tuple, ast.List)) else ()) if isinstance(e, ast.Attribute)),
+        )  # fmt: skip
+        self.custom_ops[f"<{helper}:{at.lineno}:{at.col_offset}:{op_name}>"] = op  # no Python name rebinds to it
+        self.result.custom_ops.append(op)
+        if fake is not None:
+            self._add(namespace, op_name, "fake", fake, at, op)
+
+    def _names_for(self, function_path: str) -> _Names:
+        """The imports an annotation is read with: this module's, or those of the module defining op_func."""
+        if not function_path:
+            return self.names
+        text = self.modules(function_path) if self.modules else None
+        return module_names(text) if text is not None else self.names
+
+    def _function_anywhere(self, node: ast.expr | None, binding: dict[str, ast.expr]) -> tuple[Function | None, str]:
+        """The function passed: one of this module (or a lambda), else a top-level def of the package module
+        it is imported from (``from pkg.ops.rope import rope_impl``), with that module's path."""
+        if isinstance(node, ast.Name) and node.id in binding:
+            node = binding[node.id]
+        function = self._function_of(node, binding)
+        if function is not None or not isinstance(node, ast.Name) or self.modules is None:
+            return function, ""
+        for imported in self.nodes["imports"]:
+            imported = imported[0]
+            if not isinstance(imported, ast.ImportFrom):
+                continue
+            alias = next((a for a in imported.names if (a.asname or a.name) == node.id), None)
+            if alias is None:
+                continue
+            for candidate in self._module_paths(imported):
+                text = self.modules(candidate)
+                if text is not None:
+                    found = module_functions(text).get(alias.name)
+                    if found is not None:
+                        return found, candidate
+        return None, ""
+
+    def _module_paths(self, node: ast.ImportFrom) -> list[str]:
+        """Where the module an import names may be: relative to this file, or (absolute) under each
+        directory above it, as a package root would hold it."""
+        import os
+
+        parts = node.module.split(".") if node.module else []
+        directory = os.path.dirname(self.path)
+        if node.level:
+            bases = [os.path.join(directory, *[os.pardir] * (node.level - 1))]
+        else:  # each directory above the file, spelled as the lint run spells the file
+            depth = len(os.path.abspath(directory or os.curdir).split(os.sep))
+            bases = [os.path.join(directory, *[os.pardir] * up) for up in range(min(depth, 12))]
+        paths = []
+        for base in bases:
+            stem = os.path.normpath(os.path.join(base, *parts)) if parts else os.path.normpath(base)
+            paths += [stem + ".py", os.path.join(stem, "__init__.py")]
+        return paths
 
     def _defined_op_names(self) -> dict[str, ast.expr]:
         """``op = lib.define("name(...) -> ...")``: ``define`` returns the op's name, which ``lib.impl(op, ...)`` then uses."""
@@ -1067,6 +1328,10 @@ class _Loader:
             used = (_arg(call, 0, "op_name"), _arg(call, 1, "fn"))
         elif self.names.qualify(call.func) in REGISTER_FAKE:
             used = (_arg(call, 0, "op"), _arg(call, 1, "func"))
+        elif self.names.qualify(call.func) in KNOWN_HELPERS:
+            used = tuple(_arg(call, i, name) for i, name in enumerate(_HELPER_PARAMETERS))
+        elif isinstance(call.func, ast.Name) and call.func.id in self.helpers:  # a wrapper of a helper
+            used = (*call.args, *(k.value for k in call.keywords))
         else:
             return False
         return any(isinstance(u, ast.Name) and u.id in params for u in used)

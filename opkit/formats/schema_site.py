@@ -28,6 +28,9 @@ class SchemaSite:
     # a schema spread over the file (adjacent C++ literals, a raw or triple-quoted string): where each run
     # of its characters starts, (index in text, line, column); empty for a schema on one line
     runs: tuple[tuple[int, int, int], ...] = field(default=(), compare=False, repr=False)
+    # inferred from a Python function's annotations (custom_op, a registration helper): the argument
+    # order is the function's own, and no op-plugin/aclnn codegen reads the schema
+    inferred: bool = False
 
     def place(self, column: int) -> tuple[int, int]:
         """The file (line, column) of the schema's 1-based ``column``."""

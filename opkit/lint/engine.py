@@ -40,7 +40,8 @@ class LintResult:
 # directory (codegen scripts, tests, packaging) are not parsed at all.
 # A Library imported from a sibling module (``from ._lib import lib``) is used as ``lib.define(`` / ``lib.impl(``
 # (TorchAir's npugraph_ex/ops): those modules name neither torch.library nor Library(.
-REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract", "has_side_effect", ".define(", ".impl(")
+# vLLM/sglang register Python ops with their direct_register_custom_op helpers.
+REGISTRATION_MARKERS = ("torch.library", "Library(", "register_fake", "custom_op", "impl_abstract", "has_side_effect", ".define(", ".impl(", "direct_register_custom_op")
 
 
 def load_project(paths: Sequence[str], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:

@@ -128,6 +128,7 @@ def _check(
         ctx.notes.append(ctx.emulation.note)
     with torch.no_grad(), quiet_torch_logs():
         ran = stages.run(ctx, on_start=isolation.note_stage)
+    problems, warnings = stages.warnings_apart(ran, ctx.problems)
 
     compiled = ctx.compiled
     capture = ctx.capture
@@ -138,7 +139,8 @@ def _check(
         device=device,
         graph_count=ctx.graph_count,
         graph_break_count=breaks,
-        problems=_dedupe(ctx.problems),
+        problems=_dedupe(problems),
+        warnings=_dedupe(warnings),
         graph_breaks=tuple(ctx.graph_breaks),
         ops_in_graph=tuple(ctx.ops_in_graph),
         uncapturable_ops=tuple(ctx.uncapturable),
@@ -154,7 +156,7 @@ def _check(
         ),
         notes=tuple(dict.fromkeys(ctx.notes)),
         graph_code=graphs.graph_code(capture.aot_graphs, capture.dynamo_graphs),
-        passed_stages=stages.passed_stages(ran, ctx.problems),
+        passed_stages=stages.passed_stages(ran, problems),
         emulated=chosen.emulated,
         npugraph_ex=ctx.npugraph_ex,
         skipped=tuple(dict.fromkeys(ctx.skipped)),

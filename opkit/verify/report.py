@@ -174,6 +174,9 @@ class GraphEntryReport:
     emulated: bool = False  # the backend was npugraph_ex's compiler behind opkit's stand-in NPU runtime
     npugraph_ex: NpugraphExRun | None = None
     skipped: tuple[SkippedCheck, ...] = ()
+    # Findings that do not fail the verdict: a pass npugraph_ex skipped while capture, replay and
+    # numerics held (a performance note on the NPU)
+    warnings: tuple[Problem, ...] = ()
 
     @classmethod
     def failed_before_capture(
@@ -295,6 +298,10 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
         lines.append(f"      next: {p.next_action}")
         if p.detail:
             lines.append(f"      detail: {_short(p.detail)}")
+    for w in report.warnings:
+        op = f" [{w.op}]" if w.op else ""
+        lines.append(f"  warning [{w.stage.title}] {w.check}{op}: {w.message}")
+        lines.append(f"      next: {w.next_action}")
     for b in report.graph_breaks:
         at = f" at {b.location}" if b.location else ""
         lines.append(f"  graph break{at}: {_short(b.reason, 200)}")
@@ -359,7 +366,8 @@ def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
         return f"::{kind} {params}::{_github_escape(message)}"
 
     verdict = format_report(report).splitlines()[0]
+    warnings = [command("warning", f"opkit verify: {w.stage.title}: {w.check}", f"{w.message} Next: {w.next_action}") for w in report.warnings]
     if report.ok:
-        return command("notice", "opkit verify", verdict)
+        return "\n".join([command("notice", "opkit verify", verdict), *warnings])
     lines = [command("error", f"opkit verify: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
-    return "\n".join(lines or [command("error", "opkit verify", verdict)])
+    return "\n".join([*(lines or [command("error", "opkit verify", verdict)]), *warnings])

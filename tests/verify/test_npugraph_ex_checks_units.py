@@ -198,10 +198,15 @@ def test_swallowed_pass_failures_and_silence_on_a_clean_graph():
             Stage.BACKEND,
             "skipped_pass",
             f"npugraph_ex skipped a pass and went on: {_SKIPPED}",
-            "the graph runs without that optimisation (e.g. in-place ops stay copies); rerun with "
-            "TORCH_COMPILE_DEBUG=1 to see the exception it swallowed",
+            "the graph runs without that optimisation (e.g. in-place ops stay copies): it costs memory "
+            "and time on the NPU, not correctness; rerun with TORCH_COMPILE_DEBUG=1 to see the exception it swallowed",
         )
     ]
+    # The exception the pass swallowed, when opkit saw it, is the reason given.
+    seen = Observation([CompiledGraph(_PLAIN, _PLAIN, ("x",))], [_SKIPPED], ["AttributeError: 'NoneType' object has no attribute 'numel'"])
+    (problem,) = checks.passes_problems(seen, ["aten::add"])
+    assert problem.message.endswith("(the pass raised AttributeError: 'NoneType' object has no attribute 'numel')")
+    assert problem.detail == "AttributeError: 'NoneType' object has no attribute 'numel'" and "TORCH_COMPILE_DEBUG" not in problem.next_action
     assert checks.passes_problems(Observation([CompiledGraph(_PLAIN, _PLAIN, ("x",))]), ["aten::add"]) == []
 
 

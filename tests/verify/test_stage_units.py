@@ -1170,6 +1170,18 @@ def test_call_plan_static_and_dynamic():
     plan = calls.call_plan((x,), {"i": index}, dynamic=True)
     assert [label for label, _ in plan] == ["shape 1", "shape 2", "shape 3", "shape 4"]
     assert [tuple(make(None)[0][0].shape) for _, make in plan] == [(2, 3), (3, 3), (4, 3), (5, 3)]
+    # Python scalars vary between calls when asked (a dynamic check): moved by one, then back; bools never
+    plan = calls.call_plan((x, 4, True), {"scale": 0.5, "i": index}, dynamic=True, vary_scalars=True)
+    assert [label for label, _ in plan] == ["shape 1", "shape 1, scalars moved by one", "shape 1, scalars as at first", "shape 2", "shape 3", "shape 4"]
+    assert [(made[0][1:], made[1]["scale"]) for made in (make(None) for _, make in plan[:3])] == [((4, True), 0.5), ((5, True), 1.5), ((4, True), 0.5)]
+    assert calls.varied_scalars((x, True), {"i": index}) is None
+    assert [label for label, _ in calls.call_plan((x,), {}, dynamic=True, vary_scalars=True)] == ["shape 1", "shape 2", "shape 3", "shape 4"]
+
+
+def test_scalars_vary_only_where_the_model_still_runs():
+    assert calls._runs_with_scalars_moved(lambda t, s: t + s, (torch.zeros(2), 4), {})
+    assert not calls._runs_with_scalars_moved(lambda t, dim: t.sum(dim), (torch.zeros(2), 0), {})  # dim 1 of a 1-d tensor
+    assert not calls._runs_with_scalars_moved(lambda t: t + 1, (torch.zeros(2),), {})  # nothing to vary
 
 
 def _add_into(x, y):

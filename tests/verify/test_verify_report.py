@@ -283,6 +283,7 @@ NO_FIELDS_DICT = {
     "emulated": False,
     "npugraph_ex": None,
     "skipped": [],
+    "warnings": [],
     "ok": True,
     "failed_stage": None,
 }
@@ -349,6 +350,7 @@ def test_to_dict_of_a_failure_is_plain_data_with_every_field():
             "captured_kernels": ["k"],
         },
         "skipped": [{"check": "numerics", "reason": "why"}],
+        "warnings": [],
         "ok": False,
         "failed_stage": "replay",
     }

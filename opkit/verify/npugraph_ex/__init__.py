@@ -4,7 +4,8 @@
   torch-npu wheel matching the installed torch, downloaded and unpacked (never installed);
 * ``runtime`` and ``npu``: the stand-in ``torch_npu`` / ``torch.npu`` modules npugraph_ex reads;
 * ``capture``: the aclgraph capture emulator (record at capture, reject host syncs, replay on fixed buffers);
-* ``observe``: what npugraph_ex did during a check (graphs around its passes, captures, swallowed failures).
+* ``observe``: what npugraph_ex did during a check (graphs around its passes, captures, swallowed failures);
+* ``shadow``: a user's file that defines an op npugraph_ex defines too is the registration verified.
 
 ``load()`` imports the package from the unpacked wheel as the top-level ``npugraph_ex`` (how it imports
 itself), behind the stand-in; ``backend(options)`` is ``get_npu_backend(CompilerConfig(mode="npugraph_ex"))``.

@@ -43,14 +43,17 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
     no copy-back of what it wrote into a graph input, and no pass failure swallowed."""
     problems: list[Problem] = []
     wanted = set(op_names)
-    for line in observation.skipped_passes:
+    for index, line in enumerate(observation.skipped_passes):
+        reason = observation.swallowed[index] if index < len(observation.swallowed) else None
         problems.append(
             Problem(
                 Stage.BACKEND,
                 "skipped_pass",
-                f"npugraph_ex skipped a pass and went on: {line.strip()}",
-                "the graph runs without that optimisation (e.g. in-place ops stay copies); rerun with "
-                "TORCH_COMPILE_DEBUG=1 to see the exception it swallowed",
+                f"npugraph_ex skipped a pass and went on: {line.strip()}" + (f" (the pass raised {reason})" if reason else ""),
+                "the graph runs without that optimisation (e.g. in-place ops stay copies): it costs memory "
+                "and time on the NPU, not correctness"
+                + ("" if reason else "; rerun with TORCH_COMPILE_DEBUG=1 to see the exception it swallowed"),
+                detail=reason,
             )
         )
     for g in observation.graphs:
@@ -59,6 +62,7 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
         placeholders = {n.name for n in g.after.graph.nodes if n.op == "placeholder"}
         mutated = set(g.mutated_user_inputs)
         touched = _touched_by(g.after.graph, wanted)
+        v1_lists = _v1_list_mutations(g.before.graph, wanted)
         problems += compiler_defects(g.after.graph)
         for node in g.after.graph.nodes:
             if node.op != "call_function":
@@ -78,6 +82,18 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
                             op,
                         )
                     )
+            elif name == "aten::copy_" and _copies_back(node, placeholders & mutated, touched) and v1_lists:
+                problems.append(
+                    Problem(
+                        Stage.BACKEND,
+                        "v1_list_copy_back",
+                        f"npugraph_ex left a copy_ into graph input {node.args[0].name}: {', '.join(v1_lists)} "
+                        "mutates a Tensor[] under auto_functionalized (v1), which npugraph_ex decomposes by cloning "
+                        "each tensor of the list and copying it back (the values stay right, the copies cost time)",
+                        "keep torch._inductor.config.enable_auto_functionalized_v2 on (torch's default): under v2 "
+                        "npugraph_ex writes the list's tensors in place",
+                    )
+                )
             elif name == "aten::copy_" and _copies_back(node, placeholders & mutated, touched):
                 problems.append(
                     Problem(
@@ -89,6 +105,18 @@ def passes_problems(observation: Observation, op_names: Iterable[str]) -> list[P
                     )
                 )
     return problems
+
+
+def _v1_list_mutations(graph, wanted: set[str]) -> list[str]:
+    """Target ops wrapped in ``auto_functionalized`` (v1) with a list of tensors among their arguments:
+    v1 has no bases to write through, so npugraph_ex clones each list item and copies it back."""
+    found = []
+    for node in graph.nodes:
+        if node.op == "call_function" and _name(node.target) == "auto_functionalized" and node.args:
+            op = _name(node.args[0])
+            if op in wanted and any(isinstance(v, (list, tuple)) and v for v in node.kwargs.values()):
+                found.append(op)
+    return sorted(set(found))
 
 
 def _copies_back(node, inputs: set[str], touched: set) -> bool:

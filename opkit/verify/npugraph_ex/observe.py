@@ -34,6 +34,8 @@ class CompiledGraph:
 class Observation:
     graphs: list[CompiledGraph] = field(default_factory=list)
     logged: list[str] = field(default_factory=list)  # npugraph_ex's warnings and errors, in order
+    # What a pass raised before npugraph_ex swallowed it ("Skipped fx_pass"): "ExceptionType: message"
+    swallowed: list[str] = field(default_factory=list)
 
     @property
     def skipped_passes(self) -> list[str]:
@@ -75,7 +77,34 @@ def install(module) -> None:
         return concrete
 
     compiler._gen_compiled_gm = observed
+    _observe_reinplacing(module)
     _installed = True
+
+
+def _observe_reinplacing(module) -> None:
+    """``_reinplace_inplaceable_ops_pass`` catches every exception but NotImplementedError of the
+    re-inplacing it calls and logs only "Skipped fx_pass ...": keep the exception, the reason."""
+    import importlib
+
+    try:
+        graph_pass = importlib.import_module(f"{module.__name__}._acl_concrete_graph.graph_pass")
+    except ImportError:
+        return
+    reinplace = getattr(graph_pass, "reinplace_with_multi_stream_check", None)
+    if reinplace is None:
+        return
+
+    def observed(*args, **kwargs):
+        try:
+            return reinplace(*args, **kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            if _current is not None:
+                _current.swallowed.append(f"{type(exc).__name__}: {exc}".strip())
+            raise
+
+    graph_pass.reinplace_with_multi_stream_check = observed
 
 
 def _copy_graph(gm):

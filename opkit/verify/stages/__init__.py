@@ -62,6 +62,23 @@ def run(ctx, on_start: Callable[[Stage], None] = lambda stage: None) -> list[Sta
     return ran
 
 
+# Problems that are performance notes once the graph is shown to work: npugraph_ex skipping a pass
+# (it logs "Skipped fx_pass ..." and runs the graph without that optimisation, on the NPU too).
+# So is the copy-back npugraph_ex's decomposition of auto_functionalized (v1) makes for a Tensor[] argument.
+NOTES_WHEN_IT_RUNS = frozenset({"skipped_pass", "v1_list_copy_back"})
+_IT_RUNS = (Stage.CAPTURE, Stage.REPLAY, Stage.NUMERICS)
+
+
+def warnings_apart(ran: list[Stage], problems: list[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(problems, warnings): a skipped npugraph_ex pass (or a v1 list copy-back) is a warning, not a failed
+    stage, when capture, replay and numerics ran and hold; while any of them fails it stays a problem (it
+    may be why)."""
+    holds = Stage.CAPTURE in ran and Stage.NUMERICS in ran and not any(p.stage in _IT_RUNS for p in problems)
+    if not holds:
+        return list(problems), []
+    return [p for p in problems if p.check not in NOTES_WHEN_IT_RUNS], [p for p in problems if p.check in NOTES_WHEN_IT_RUNS]
+
+
 def passed_stages(ran: list[Stage], problems: list[Problem]) -> tuple[Stage, ...]:
     failed = {p.stage for p in problems}
     return tuple(s for s in Stage if s in ran and s not in failed)

@@ -78,10 +78,32 @@ def _refill(tree) -> None:
             t.copy_(torch.randn_like(t))
 
 
-def call_plan(args, kwargs, *, dynamic: bool) -> list[tuple[str, Callable[[tuple | None], tuple]]]:
-    """(label, make inputs from the previous call's inputs) for each call a check makes."""
+def varied_scalars(args, kwargs) -> tuple | None:
+    """(args, kwargs) with every Python int and float argument moved by one (bools and tensors kept), or
+    None when there is none to vary."""
+    varied = False
+
+    def move(value):
+        nonlocal varied
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            varied = True
+            return value + 1
+        return value
+
+    moved = (tuple(move(a) for a in args), {k: move(v) for k, v in kwargs.items()})
+    return moved if varied else None
+
+
+def call_plan(args, kwargs, *, dynamic: bool, vary_scalars: bool = False) -> list[tuple[str, Callable[[tuple | None], tuple]]]:
+    """(label, make inputs from the previous call's inputs) for each call a check makes. With
+    ``vary_scalars`` (dynamic only), the first shape is called again with its Python scalars moved by one
+    (npugraph_ex keys its graphs on the SymInt values too: a new capture), then as at first (a replay)."""
     if dynamic:
-        return [(f"shape {i + 1}", lambda prev, i=i: _fresh((args, kwargs), grow=i)) for i in range(DYNAMIC_SHAPES)]
+        plan = [(f"shape {i + 1}", lambda prev, i=i: _fresh((args, kwargs), grow=i)) for i in range(DYNAMIC_SHAPES)]
+        moved = varied_scalars(args, kwargs) if vary_scalars else None
+        if moved is not None:
+            plan[1:1] = [("shape 1, scalars moved by one", lambda prev: _fresh(moved)), ("shape 1, scalars as at first", lambda prev: _fresh((args, kwargs)))]
+        return plan
 
     def refill(prev):
         _refill(prev)
@@ -89,6 +111,19 @@ def call_plan(args, kwargs, *, dynamic: bool) -> list[tuple[str, Callable[[tuple
 
     makers = [lambda prev: clone_tree((args, kwargs)), lambda prev: _fresh((args, kwargs)), refill, lambda prev: _fresh((args, kwargs))]
     return list(zip(STATIC_CALLS, makers))
+
+
+def _runs_with_scalars_moved(fn, args, kwargs) -> bool:
+    """Whether the model still runs eagerly with its Python scalars moved by one (an int may be a dim or an
+    index that must not move): only then does the plan vary them."""
+    moved = varied_scalars(args, kwargs)
+    if moved is None:
+        return False
+    try:
+        fn(*clone_tree(moved[0]), **clone_tree(moved[1]))
+    except Exception:
+        return False
+    return True
 
 
 def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic: bool, options: dict | None) -> CompileRun:
@@ -103,7 +138,7 @@ def run_compiled(fn, args, kwargs, backend: Backend, *, fullgraph: bool, dynamic
         if options:
             compile_kwargs["options"] = options
         compiled = torch.compile(fresh_entry(fn), **compile_kwargs)
-        for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic):
+        for label, make_inputs in call_plan(args, kwargs, dynamic=dynamic, vary_scalars=dynamic and _runs_with_scalars_moved(fn, args, kwargs)):
             inputs = make_inputs(inputs)
             call = CompiledCall(label, clone_tree(inputs))
             graphs_before = len(capture.dynamo_graphs)

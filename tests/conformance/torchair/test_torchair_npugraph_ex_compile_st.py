@@ -61,7 +61,8 @@ def test_aclgraph_dynamic_sym_in_tensor():
 
 def test_aclgraph_dynamic_sym_in_scale_and_tensor():
     # torchair_npugraph_ex_compile_st.py:298: a Python scalar input under dynamic=True: each new graph key
-    # (the scalar, the shape) is captured, one FX graph
+    # (the scalar, the shape) is captured, one FX graph. As TorchAir calls it: scale 4, then 5 ("No find
+    # captured AclGraph": a capture), then 4 again ("Find captured AclGraph": a replay), then new shapes
     class Model(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -74,7 +75,11 @@ def test_aclgraph_dynamic_sym_in_scale_and_tensor():
     options = {"clone_input": False, "input_inplace_pass": True, "clone_output": True}
     report = entry(Model(), (torch.randn([5, 2]), 4), options=options, dynamic=True)
     assert_pass(report)
-    assert report.graph_count == 1 and report.npugraph_ex.captures >= 2
+    run = report.npugraph_ex
+    assert run.calls[:3] == ("shape 1", "shape 1, scalars moved by one", "shape 1, scalars as at first")
+    # shape 1 with 4, with 5, then three new shapes: five graph keys; the return to 4 replays, it captures nothing
+    assert report.graph_count == 1 and run.captures == 2 + (len(run.calls) - 3), run
+    assert all(c.ok for c in report.comparisons)
 
 
 @pytest.mark.parametrize("shape", [[2, 3, 4, 5], [4, 4, 2, 3]], ids=["formula_reaches_1", "duck_sized"])

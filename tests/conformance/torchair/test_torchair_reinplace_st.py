@@ -141,15 +141,16 @@ def test_lists_functionalize_v2():
 
 def test_lists_old_functionalize():
     # torchair_aclgraph_reinplace_st.py:567: the same under auto_functionalized (v1). TorchAir asserts no
-    # reinplacing failure but never calls the compiled model, so its counters are trivially zero. Run, the
-    # wheel decomposes v1 with a clone of each view and copies back into the input: opkit reports that
-    # copy-back (the values still equal eager).
+    # reinplacing failure (it never calls the compiled model). Run, the wheel decomposes v1 with a clone of
+    # each view and copies back into the input; the values equal eager, so opkit passes it as TorchAir does
+    # and says so in a warning.
     import torch._inductor.config as inductor_config
 
     with inductor_config.patch({"enable_auto_functionalized_v2": False}):
         report = entry(_mutate_two_views, (torch.tensor([0.3, 0.4]),))
     assert "clone" in after(report)
-    assert checks(report) == {"copy_back"}, str(report)
+    assert_pass(report)
+    assert [w.check for w in report.warnings] == ["v1_list_copy_back"], str(report)
     assert all(c.ok for c in report.comparisons)
 
 
@@ -191,10 +192,40 @@ def test_multi_reinplace_intermediate_has_later_usage():
     assert "backend_defect" in checks(report), str(report)
 
 
-@pytest.mark.skip(reason="multi-stream is not emulated (npu_stream_switch): see STREAMS in test_torchair_aclgraph_st.py")
-def test_multi_reinplace_intermediate_cross_stream_fail():
-    # torchair_aclgraph_reinplace_st.py:719: a used inside npu_stream_switch: reinplace fails (cross-stream)
-    raise AssertionError("not run")
+def _stream_switch_enter(tag: str, priority: int) -> None:
+    # What TorchAir's torchair.scope.npu_stream_switch(tag, priority) puts in the graph: npugraph_ex's own
+    # scope op with the user-stream keys, which its passes read as a stream region (and on one host its
+    # tagged event record/wait run in order)
+    torch.ops.npugraph_ex.scope_enter(["_user_stream_label", "_user_stream_priority", "_enable_inner_parallel"], [tag, str(priority), "True"])
+
+
+@pytest.mark.usefixtures("sin_cos_reinplaceable")
+@pytest.mark.parametrize("across_streams", [True, False], ids=["a used on stream 1", "a used on the same stream"])
+def test_multi_reinplace_intermediate_cross_stream_fail(across_streams):
+    # torchair_aclgraph_reinplace_st.py:719: a used inside npu_stream_switch('1', 3): re-inplacing is refused
+    # (cross-stream use), so the functional op stays and nothing fails. Ported with zeros_like where TorchAir
+    # writes empty_like: the kernel takes sin of the buffer, and an empty one's contents differ from run to
+    # run (TorchAir's test never compares values; opkit does).
+    def f(x):
+        a = torch.zeros_like(x)
+        b = torch.zeros_like(x)
+        ret = tair.sin_cos_inplace(x, a, b)
+        if across_streams:
+            _stream_switch_enter("1", 3)
+        a_use = a + 1.0
+        if across_streams:
+            torch.ops.npugraph_ex.scope_exit()
+        return ret, a_use
+
+    report = entry(f, (torch.randn([3]),), dynamic=True)
+    code = after(report)
+    if across_streams:
+        assert "tair.sin_cos_functional.default" in code and "tair.sin_cos_inplace" not in code, code
+        assert "npugraph_ex.tagged_event_wait" in code, code  # the stream region's ordering, emulated in order
+        assert_pass(report)
+    else:  # the counterpart: on one stream the pass re-inplaces, with the tuple-index defect named above
+        assert "tair.sin_cos_inplace.default" in code and "tair.sin_cos_functional" not in code, code
+        assert "backend_defect" in checks(report), str(report)
 
 
 def test_self_copy_no_crash():

@@ -53,4 +53,4 @@ def custom_op_rejected(file: RegistrationFile) -> Iterator[Violation]:
             if written is not None and written != set(op.mutates_args):
                 problem = f"schema= marks {sorted(written)} as Tensor(a!) but mutates_args is {list(op.mutates_args)}"
         if problem:
-            yield Violation(f"custom_op {op.qualname}: {problem}", line=op.line, column=op.column, op=op.name)
+            yield Violation(f"{op.kind} {op.qualname}: {problem}", line=op.line, column=op.column, op=op.name)

@@ -66,7 +66,7 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
         if d.definition.kernel is not None:  # m.def(schema, kernel): a catch-all, CompositeImplicitAutograd
             registered.setdefault((d.sig.name, d.sig.overload), []).append(_Provided(d.namespace, d.sig.name, d.sig.overload, d))
     # custom_op sites (their schemas sit at the decorator) -> the decorated function's name, what register_fake hangs on
-    custom_op_functions = {(file.path, op.line): op.function.name for file in project.python_files for op in file.custom_ops}
+    custom_op_functions = {(file.path, op.line): op for file in project.python_files for op in file.custom_ops}
     for schema in project_index(project).schemas:
         cpp_def = cpp_defs.get((schema.site.path, schema.site.line, schema.site.column))
         if not schema.site.is_custom or (cpp_def is None and not project.python_files):
@@ -74,9 +74,11 @@ def missing_fake_registration(project: LintProject) -> Iterator[Violation]:
         # a Python Meta serves every def of its op; a C++ one the def it is compiled with
         if any(schema.declares(reg) and (not isinstance(reg, _Provided) or reg.serves(cpp_def)) for reg in registered.get((schema.sig.name, schema.sig.overload), ())):
             continue
-        function = custom_op_functions.get((schema.site.path, schema.site.line))
-        if function is not None:  # a custom_op's own schema: the fake goes on the custom_op object
-            what, hint = "register_fake", f'add @{function}.register_fake, or @torch.library.register_fake("{schema.namespace}::{schema.sig.full_name}")'
+        own_op = custom_op_functions.get((schema.site.path, schema.site.line))
+        if own_op is not None and own_op.helper:  # defined by a registration helper: it takes the fake
+            what, hint = "fake", f'pass fake_impl=<fake function> to {own_op.kind}, or add @torch.library.register_fake("{schema.namespace}::{schema.sig.full_name}")'
+        elif own_op is not None:  # a custom_op's own schema: the fake goes on the custom_op object
+            what, hint = "register_fake", f'add @{own_op.function.name}.register_fake, or @torch.library.register_fake("{schema.namespace}::{schema.sig.full_name}")'
         elif cpp_def is not None:
             what = "Meta kernel or fake registration (it cannot enter a graph)"
             hint = f'add m.impl("{schema.sig.full_name}", &{schema.sig.name}_meta) in TORCH_LIBRARY_IMPL({cpp_def.namespace}, Meta, m), or torch.library.register_fake("{cpp_def.namespace}::{schema.sig.full_name}") in Python'

@@ -42,4 +42,4 @@ def mutates_args_unknown(file: RegistrationFile) -> Iterator[Violation]:
     """
     for op in file.custom_ops:
         if op.mutates_args == MUTATES_UNKNOWN:
-            yield Violation(f"custom_op {op.qualname} declares mutates_args=\"unknown\": every tensor argument counts as written", line=op.line, column=op.column, op=op.name)
+            yield Violation(f"{op.kind} {op.qualname} declares mutates_args=\"unknown\": every tensor argument counts as written", line=op.line, column=op.column, op=op.name)

@@ -17,10 +17,12 @@ def tensor_after_attribute(site: SchemaSite) -> Iterator[Violation]:
     """A tensor argument follows a non-tensor one; new ops only.
 
     msOpGen lists inputs before attrs and the aclnn API takes them in that order, while
-    ``exec: aclnn<Op>`` passes the schema's arguments in schema order: put every tensor first.
+    ``exec: aclnn<Op>`` passes the schema's arguments in schema order: put every tensor first. A schema
+    inferred from a Python function (custom_op, ``direct_register_custom_op``) is that function's own
+    order and is not checked.
     """
     sig = site.signature
-    if sig is None:
+    if sig is None or site.inferred:  # a Python function's own order (custom_op, a helper): no aclnn call reads it
         return
     seen_attr = None
     for a in sig.positional_arguments:
