@@ -42,7 +42,8 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     When CANN's host headers and a C++ compiler are found, the op_host code is compile-checked as
     `opkit check` does. Exit status: 0 written (and verified), 1 written but the compile check or the
     graph-entry check failed or --force left conflicts to resolve, 2 bad input (nothing written), 130
-    interrupted (nothing written).
+    interrupted: before the project was written, nothing (an update leaves the old project); during the compile
+    or graph-entry check, the whole project (the message says so).
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.next_steps import next_steps_text
@@ -109,10 +110,15 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         )
     if project.conflicts or project.binary:
         sys.exit(1)
-    compiles = _check_host_code(project.path)
-    click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
-    click.echo(next_steps_text(spec))
-    verified = _verify(project.path) if verify else True
+    try:
+        compiles = _check_host_code(project.path)
+        click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
+        click.echo(next_steps_text(spec))
+        verified = _verify(project.path) if verify else True
+    except KeyboardInterrupt:
+        # the project is whole on disk by now: say so, so that exit 130 is not read as "nothing written"
+        click.echo(f"opkit new: interrupted after writing {project.path} (the project is complete); check it with: opkit verify {project.path}", err=True)
+        sys.exit(130)
     if not (compiles and verified):
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 

@@ -219,8 +219,11 @@ def make_spec(
     style = style or naming.default_style(name)
     if style not in STYLES:
         raise SpecError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
-    if not schema:
+    if schema is None:
         schema = default_schema(name, inplace=inplace)
+    elif not schema.strip():
+        # an empty --schema is a mistake (an unset shell variable, say), not a request for the default op
+        raise SpecError(f"--schema is empty; give the op's signature, e.g. --schema '{default_schema(name, inplace=inplace)}', or leave --schema out for that default")
     default_dtypes, named_dtypes = parse_dtypes(msopgen.DEFAULT_DTYPES if dtypes is None else dtypes)
     spec = OpSpec(
         name=name,
