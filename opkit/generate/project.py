@@ -252,6 +252,36 @@ def keep_earlier_entry(old: Path, rendered: Path) -> None:
         path.write_text(json.dumps([*kept, entry], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def record_examples(project: str | os.PathLike, examples: tuple[str, ...]) -> Path:
+    """Make ``examples`` the project's recorded examples: its opkit.json rewritten from the spec, and the
+    last generation's copy in ``.opkit/generated/`` too when the user had not edited opkit.json (so the next
+    ``--force`` sees no edit of theirs there). Returns the path of opkit.json."""
+    from dataclasses import replace
+
+    from opkit.atomic_write import WriteFailed, replace_file
+    from opkit.generate.spec import SpecError, load_spec, validate_spec
+
+    root = Path(project)
+    path = root / SPEC_FILE
+    try:
+        spec = load_spec(root)
+        new = replace(spec, examples=tuple(examples))
+        validate_spec(new)
+    except SpecError as exc:
+        raise TargetError(str(exc)) from None
+    generated = root / GENERATED_DIR / SPEC_FILE
+    try:
+        unedited = generated.is_file() and generated.read_bytes() == path.read_bytes()
+        replace_file(path, new.dumps().encode("utf-8"))
+        if unedited:
+            replace_file(generated, new.dumps().encode("utf-8"))
+    except WriteFailed as exc:
+        raise TargetError(str(exc)) from None
+    except OSError as exc:
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return path
+
+
 def _remove_empty(created_parents: list[Path]) -> None:
     """Remove the parent directories this run created, deepest first, as long as they are empty."""
     for parent in reversed(created_parents):

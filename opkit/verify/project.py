@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shlex
 import importlib.util
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ class Project:
     reference_file: Path | None
     sample_shape: tuple[int, ...] = SAMPLE_SHAPE  # the spec's: as many dims as an output size rule reads
     cpp_meta: Any = None  # extension style: the .asc's own C++ Meta (cpp_meta.CppMeta), compiled when it can be
+    examples: tuple[str, ...] = ()  # the spec's example calls (opkit.json "examples"), evaluated where torch is
 
     @property
     def qualname(self) -> str:
@@ -100,7 +102,7 @@ def load_project(root: str | Path) -> Project:
     reference = root / REFERENCE_FILE
     return Project(
         root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
-        spec.sample_shape, cpp_meta,
+        spec.sample_shape, cpp_meta, spec.examples,
     )
 
 
@@ -207,6 +209,21 @@ def sample_arguments(
         else:
             args.append(value)
     return tuple(args), kwargs
+
+
+def evaluate_example(expression: str, *, where: str = "--example") -> tuple[tuple, dict]:
+    """The op's arguments from an example expression (torch in scope): a tuple is the positional arguments,
+    a dict the keyword ones, anything else the one positional argument. The user's own text, evaluated as
+    ``python -c`` would."""
+    import torch
+
+    try:
+        value = eval(expression, {"torch": torch, "__builtins__": __builtins__})
+    except Exception as exc:
+        raise ProjectError(f"{where} {expression!r} does not evaluate: {type(exc).__name__}: {exc}") from None
+    if isinstance(value, dict):
+        return (), value
+    return (value if isinstance(value, tuple) else (value,)), {}
 
 
 def example_misfit(signature: OpSignature, args: tuple, kwargs: dict) -> str | None:
@@ -438,6 +455,8 @@ def verify_project(
     from opkit.verify.backends import resolve_backend
 
     project = load_project(project_dir)
+    if isinstance(example, str):
+        example = evaluate_example(example)
     if example is not None and (misfit := example_misfit(project.signature, *example)) is not None:
         raise ProjectError(f"--example does not fit {project.signature.name}({', '.join(map(str, project.signature.arguments))}): {misfit}")
     chosen = resolve_backend(backend)
@@ -446,26 +465,76 @@ def verify_project(
     return isolation.run_check(check, header, isolate=False if keep_registered else isolate, timeout=timeout, refusals=(ProjectError,))
 
 
+def _recorded_example(project: Project, text: str) -> tuple[tuple, dict]:
+    where = f"{project.root / SPEC_FILE}: example"
+    example = evaluate_example(text, where=where)
+    misfit = example_misfit(project.signature, *example)
+    if misfit is not None:
+        raise _LoadFailure(
+            Problem(
+                Stage.REGISTRATION, "example", f"{where} {text!r} does not fit {project.signature.name}: {misfit}",
+                f"record one that does: opkit verify {shlex.quote(str(project.root))} --example '...' --save",
+            ),
+            [],
+        )
+    return example
+
+
+def save_command(project: Project) -> str:
+    """The command that records an example for ``project`` (the user fills in the arguments)."""
+    arguments = ", ".join(f"<{a.name}>" for a in project.signature.positional_arguments if a.default is None)
+    return f"opkit verify {shlex.quote(str(project.root))} --example {shlex.quote(arguments or '...')} --save"
+
+
+def _with_example_hint(report: GraphEntryReport, project: Project) -> GraphEntryReport:
+    """A reference.py that fails on the schema's sample inputs: the fix is a realistic example, recorded."""
+    if project.reference_file is None:
+        return report
+    problems = tuple(
+        replace(
+            p,
+            next_action=(
+                f"reference.py fails on the schema's sample inputs ({'x'.join(map(str, project.sample_shape))} tensors); "
+                f"record a call it takes, checked and kept in opkit.json for verify and the generated test: {save_command(project)} "
+                "(each <name> a Python expression with torch in scope, e.g. torch.randn(2, 8, 64))"
+            ),
+        )
+        if p.check == "eager_run"
+        else p
+        for p in report.problems
+    )
+    return replace(report, problems=problems)
+
+
 def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_registered: bool, dynamic: bool) -> GraphEntryReport:
     from opkit.verify.check import check_graph_entry
 
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
+            meta_samples: list = []
             if example is not None:
                 notes = [*notes, "sample call: the example arguments given (--example), not the schema's sample inputs"]
+            elif project.examples:
+                # the recorded examples: the first is the call captured, every one is run through the Meta check
+                recorded = [_recorded_example(project, text) for text in project.examples]
+                example, meta_samples = recorded[0], recorded[1:]
+                notes = [*notes, f"sample call: the project's recorded example{'s' if len(recorded) > 1 else ''} (opkit.json examples), not the schema's sample inputs"]
             args, kwargs = example or sample_arguments(project.signature, device=chosen.device, shape=project.sample_shape)
-            with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
-            return check_graph_entry(
+            if example is None:
+                with_defaults = sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
+                meta_samples = [with_defaults] if with_defaults else []
+            report = check_graph_entry(
                 project.overload(packet),
                 args,
                 kwargs,
                 backend=backend,
                 real_kernel=real_kernel,
                 notes=notes,
-                meta_samples=[with_defaults] if with_defaults else (),
+                meta_samples=meta_samples,
                 dynamic=dynamic,
                 isolate=False,
             )
+            return _with_example_hint(report, project) if example is None else report
     except _LoadFailure as failure:
         return GraphEntryReport.failed_before_capture(
             project.qualname, chosen.name, chosen.device, (failure.problem,), emulated=chosen.emulated, notes=tuple(failure.notes)
