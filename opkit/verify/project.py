@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import shlex
 import importlib.util
 import sys
@@ -486,6 +487,85 @@ def save_command(project: Project) -> str:
     return f"opkit verify {shlex.quote(str(project.root))} --example {shlex.quote(arguments or '...')} --save"
 
 
+_META_FACTS = re.compile(r"shape=\((?P<shape>[^)]*)\) dtype=torch\.(?P<dtype>\w+)")
+
+
+def _with_output_rule_hint(report: GraphEntryReport, project: Project, args: tuple, kwargs: dict) -> GraphEntryReport:
+    """A Meta that disagrees with the kernel on an output's size or dtype: in an opkit project the fix is the
+    output rule in opkit.json, which regenerates Meta, yaml entry, OpDef and kernel together (M015 reports a
+    Meta fixed alone). The rule is read off the call: the input the kernel's output is shaped like."""
+    bad = {int(m.output[7:-1]): m.real for m in report.meta_checks if not m.ok and m.output.startswith("output[")}
+    if not bad or project.style == "extension":
+        return report
+    rules = {}
+    for index, real in bad.items():
+        facts = _META_FACTS.search(real)
+        names = project.signature.output_names
+        if facts is None or index >= len(names):
+            return report
+        shape = tuple(int(d) for d in facts["shape"].replace(",", " ").split())
+        rule = output_rule_for(project.signature, args, kwargs, shape, facts["dtype"])
+        if rule is None:
+            return report
+        rules[names[index]] = rule
+    command = output_rule_command(project, rules)
+    if command is None:
+        return report
+    problems = tuple(
+        replace(
+            p,
+            next_action=(
+                f"the output rule in opkit.json gives the wrong size or dtype; change it where Meta, yaml entry, OpDef and kernel are "
+                f"generated together: {command} (fixing {naming.meta_function_name(project.name)} alone leaves the yaml entry and "
+                "the OpDef's InferShape as they are, which the NPU allocates by; opkit lint reports that as M015)"
+            ),
+        )
+        if p.check == "fake_vs_real"
+        else p
+        for p in report.problems
+    )
+    return replace(report, problems=problems)
+
+
+def output_rule_for(signature: OpSignature, args: tuple, kwargs: dict, shape: tuple[int, ...], dtype: str) -> str | None:
+    """The ``--output`` rule text that gives an output ``shape`` and ``dtype`` on this call: ``like:ARG`` for an
+    input of that shape (``,dtype:D`` where its dtype differs), else ``size:[ARG.N, ...]`` from the inputs' dims."""
+    import torch
+
+    bound = dict(zip((a.name for a in signature.positional_arguments), args)) | dict(kwargs)
+    tensors = [(a.name, bound[a.name]) for a in signature.arguments if isinstance(bound.get(a.name), torch.Tensor)]
+    if not tensors:
+        return None
+    same_shape = [(n, t) for n, t in tensors if tuple(t.shape) == shape]
+    if same_shape:
+        name, tensor = next(((n, t) for n, t in same_shape if str(t.dtype) == f"torch.{dtype}"), same_shape[0])
+        return f"like:{name}" + ("" if str(tensor.dtype) == f"torch.{dtype}" else f",dtype:{dtype}")
+    dims = []
+    for i, size in enumerate(shape):
+        found = next((f"{n}.{i}" for n, t in tensors if t.dim() > i and t.shape[i] == size), None)
+        found = found or next((f"{n}.{j}" for n, t in tensors for j in range(t.dim()) if t.shape[j] == size), None)
+        dims.append(found or str(size))
+    first = tensors[0][1]
+    return f"size:[{', '.join(dims)}]" + ("" if str(first.dtype) == f"torch.{dtype}" else f",dtype:{dtype}")
+
+
+def output_rule_command(project: Project, rules: dict[str, str]) -> str | None:
+    """``opkit new NAME --force --output ...`` with ``rules`` over the recorded ones, when opkit accepts it."""
+    from opkit.generate.spec import SpecError, load_spec, make_spec, options_over
+
+    try:
+        recorded = load_spec(project.root)
+        kept = [str(r) for r in recorded.outputs if r.name not in rules]
+        outputs = [*kept, *(f"{name}={rule}" for name, rule in rules.items())]
+        make_spec(recorded.name, **options_over(recorded, {"outputs": outputs}))
+    except SpecError:
+        return None
+    here = Path.cwd() / recorded.name
+    where = [] if here.exists() and here.resolve() == project.root.resolve() else ["-o", str(project.root)]
+    words = ["opkit", "new", recorded.name, *where, "--force", *(w for o in outputs for w in ("--output", o))]
+    return shlex.join(words)
+
+
 def _with_example_hint(report: GraphEntryReport, project: Project) -> GraphEntryReport:
     """A reference.py that fails on the schema's sample inputs: the fix is a realistic example, recorded."""
     if project.reference_file is None:
@@ -534,6 +614,7 @@ def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_regi
                 dynamic=dynamic,
                 isolate=False,
             )
+            report = _with_output_rule_hint(report, project, args, kwargs)
             return _with_example_hint(report, project) if example is None else report
     except _LoadFailure as failure:
         return GraphEntryReport.failed_before_capture(

@@ -58,16 +58,18 @@ def output_rules_apart(project: LintProject) -> Iterator[Violation]:
     edited = [part for part in parts if part[2] != part[3]]
     if not edited or len(edited) == len(parts):
         return
-    kept = [what for what, _, now, then in parts if now == then]
+    kept_parts = [what for what, _, now, then in parts if now == then]
+    kept = ", ".join(kept_parts[:-1]) + " and " + kept_parts[-1] if len(kept_parts) > 1 else kept_parts[0]
     for what, path, now, _ in edited:
         yield Violation(
-            f"{what} no longer follows opkit.json's output rules (edited since opkit generated it), but {', '.join(kept)} still "
-            f"{'does' if len(kept) == 1 else 'do'}: the op's output sizes or dtypes now differ between them",
+            f"{what} no longer follows opkit.json's output rules (edited since opkit generated it), but {kept} "
+            f"{'is' if len(kept_parts) == 1 else 'are'} still as generated: the op's output sizes or dtypes now differ between them",
             line=_first_changed_line(root, path),
             path=str(root / path),
+            op=name,
             hint=(
                 f"change the rule for all of them at once: opkit new {name} --force --output OUT=RULE (e.g. out1=like:k; Meta, "
-                f"yaml, OpDef and kernel are regenerated together, your other edits merged), or make the same edit in {', '.join(kept)}"
+                f"yaml, OpDef and kernel are regenerated together, your other edits merged), or make the same edit in {kept}"
             ),
         )
 
@@ -123,7 +125,7 @@ def _yaml(root: Path):
         entry = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else {}
         gen = entry.get("gen_opapi") if isinstance(entry.get("gen_opapi"), dict) else {}
         outputs.append({k: v for k, v in gen.items() if k != "exec"})
-    return ("the yaml entry's gen_opapi outputs", rel, *outputs)
+    return ("the yaml entry's gen_opapi", rel, *outputs)
 
 
 def _infer_functions(root: Path):
