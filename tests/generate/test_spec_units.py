@@ -530,3 +530,19 @@ def test_clashes_combine_other_specs_and_neighbours_but_not_the_op_itself(tmp_pa
     other = make_spec("my_add3", op_type="MyAdd")
     warnings = op_type_clashes(make_spec("my_add"), (other,), beside=tmp_path / "target")
     assert [w.split(":")[0] for w in warnings] == ["OpType MyAdd is also the OpType of my_add3", "OpType MyAdd is also the OpType of my_add2 (" + os.path.relpath(tmp_path / "b" / "opkit.json") + ")"]
+
+
+def test_examples_are_kept_checked_and_made_again():
+    from opkit.generate.spec import options_over, spec_options
+
+    spec = make_spec("my_op", examples=["torch.randn(2, 8)", " {'x': torch.randn(3)} "])
+    assert spec.examples == ("torch.randn(2, 8)", "{'x': torch.randn(3)}")
+    assert spec.to_json()["examples"] == ["torch.randn(2, 8)", "{'x': torch.randn(3)}"]
+    assert spec_from_json(spec.to_json()) == spec
+    assert make_spec("my_op", **spec_options(spec)) == spec  # the template variable's JSON text reads back
+    assert make_spec("my_op", **options_over(spec, {"dtypes": "float"})).examples == spec.examples  # --force keeps them
+    assert "examples" not in make_spec("my_op").to_json()
+    with pytest.raises(SpecError, match=r"--example 'torch.randn\(2,', column \d+: not a Python expression"):
+        make_spec("my_op", examples=["torch.randn(2,"])
+    with pytest.raises(SpecError, match="--example: an empty example"):
+        make_spec("my_op", examples=["  "])
