@@ -92,12 +92,15 @@ def compilable_text(source: Path, text: str, *, host_only: bool = False) -> str:
     return f'#line 1 "{quoted}"\n' + rewritten
 
 
+# The qualifiers that mark a device function (a kernel written ``__global__ __vector__`` has no ``__aicore__``).
+DEVICE_QUALIFIERS = frozenset({"__aicore__", "__global__", "__vector__", "__cube__", "__mix__"})
 # What an emptied device function body holds: no statement to check, and no "missing return" warning.
 EMPTIED_BODY = "{ __builtin_unreachable(); }"
 
 
 def without_kernel_bodies(text: str) -> str:
-    """``text`` with the body of every ``__aicore__`` function (the kernel and its class's methods) emptied,
+    """``text`` with the body of every device function (``__aicore__``, ``__global__``, ...: the kernel and its
+    class's methods) emptied,
     its line breaks kept so that every later line stays where it was: what `opkit check --host-only` compiles
     of a .asc, whose kernel code may use Ascend C API the stand-in does not declare."""
     from opkit.formats.cpp_text import CppTextError
@@ -110,7 +113,7 @@ def without_kernel_bodies(text: str) -> str:
     spans = []
     i = 0
     while i < len(tokens):
-        if tokens[i].text != "__aicore__":
+        if tokens[i].text not in DEVICE_QUALIFIERS:
             i += 1
             continue
         depth = 0

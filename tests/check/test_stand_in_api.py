@@ -113,10 +113,11 @@ def test_a_generated_kernel_using_half_passes_opkit_check(generated, run_opkit):
 def test_without_kernel_bodies_keeps_every_line_in_place():
     text = (
         "class K {\n    __aicore__ inline float F(int a)\n    {\n        return Unknown(a);\n    }\n    __aicore__ void D(int);\n};\n"
-        'extern "C" __global__ __aicore__ void k(GM_ADDR x) {\n    Micro::Reg r;\n}\nvoid host() { k<<<1, nullptr, s>>>(x); }\n'
+        'extern "C" __global__ __aicore__ void k(GM_ADDR x) {\n    Micro::Reg r;\n}\n'
+        "__global__ __vector__ void v(GM_ADDR x)\n{\n    Other::Api();\n}\nvoid host() { k<<<1, nullptr, s>>>(x); }\n"
     )
     out = without_kernel_bodies(text)
     assert out.count("\n") == text.count("\n")
-    assert "Unknown" not in out and "Micro" not in out
-    assert out.count(EMPTIED_BODY) == 2 and "__aicore__ void D(int);" in out
+    assert "Unknown" not in out and "Micro" not in out and "Other" not in out
+    assert out.count(EMPTIED_BODY) == 3 and "__aicore__ void D(int);" in out
     assert out.splitlines()[-1] == "void host() { k<<<1, nullptr, s>>>(x); }"
