@@ -511,20 +511,18 @@ def _with_output_rule_hint(report: GraphEntryReport, project: Project, args: tup
     command = output_rule_command(project, rules)
     if command is None:
         return report
-    problems = tuple(
-        replace(
-            p,
-            next_action=(
-                f"the output rule in opkit.json gives the wrong size or dtype; change it where Meta, yaml entry, OpDef and kernel are "
-                f"generated together: {command} (fixing {naming.meta_function_name(project.name)} alone leaves the yaml entry and "
-                "the OpDef's InferShape as they are, which the NPU allocates by; opkit lint reports that as M015)"
-            ),
-        )
-        if p.check == "fake_vs_real"
-        else p
-        for p in report.problems
+    return _with_next_action(
+        report,
+        "fake_vs_real",
+        f"the output rule in opkit.json gives the wrong size or dtype; change it where Meta, yaml entry, OpDef and kernel are "
+        f"generated together: {command} (fixing {naming.meta_function_name(project.name)} alone leaves the yaml entry and "
+        "the OpDef's InferShape as they are, which the NPU allocates by; opkit lint reports that as M015)",
     )
-    return replace(report, problems=problems)
+
+
+def _with_next_action(report: GraphEntryReport, check: str, next_action: str) -> GraphEntryReport:
+    """The report with the next action of its ``check`` problems replaced: what a project makes of a generic hint."""
+    return replace(report, problems=tuple(replace(p, next_action=next_action) if p.check == check else p for p in report.problems))
 
 
 def output_rule_for(signature: OpSignature, args: tuple, kwargs: dict, shape: tuple[int, ...], dtype: str) -> str | None:
@@ -570,20 +568,13 @@ def _with_example_hint(report: GraphEntryReport, project: Project) -> GraphEntry
     """A reference.py that fails on the schema's sample inputs: the fix is a realistic example, recorded."""
     if project.reference_file is None:
         return report
-    problems = tuple(
-        replace(
-            p,
-            next_action=(
-                f"reference.py fails on the schema's sample inputs ({'x'.join(map(str, project.sample_shape))} tensors); "
-                f"record a call it takes, checked and kept in opkit.json for verify and the generated test: {save_command(project)} "
-                "(each <name> a Python expression with torch in scope, e.g. torch.randn(2, 8, 64))"
-            ),
-        )
-        if p.check == "eager_run"
-        else p
-        for p in report.problems
+    return _with_next_action(
+        report,
+        "eager_run",
+        f"reference.py fails on the schema's sample inputs ({'x'.join(map(str, project.sample_shape))} tensors); "
+        f"record a call it takes, checked and kept in opkit.json for verify and the generated test: {save_command(project)} "
+        "(each <name> a Python expression with torch in scope, e.g. torch.randn(2, 8, 64))",
     )
-    return replace(report, problems=problems)
 
 
 def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_registered: bool, dynamic: bool) -> GraphEntryReport:

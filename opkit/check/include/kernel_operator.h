@@ -28,20 +28,16 @@
 
 // The element types a kernel names besides <cstdint>'s: 16-bit floats as host values that convert to and from float
 // (what they compute is not checked, only that the names and conversions a kernel writes exist).
-struct half {
-    half() = default;
+template <int Format>  // 0: IEEE half, 1: bfloat16
+struct OpkitFloat16 {
+    OpkitFloat16() = default;
     template <typename T, typename = typename std::enable_if<std::is_arithmetic<T>::value>::type>
-    constexpr half(T value) : bits(static_cast<float>(value)) {}
+    constexpr OpkitFloat16(T value) : bits(static_cast<float>(value)) {}
     constexpr operator float() const { return bits; }
     float bits = 0;
 };
-struct bfloat16_t {
-    bfloat16_t() = default;
-    template <typename T, typename = typename std::enable_if<std::is_arithmetic<T>::value>::type>
-    constexpr bfloat16_t(T value) : bits(static_cast<float>(value)) {}
-    constexpr operator float() const { return bits; }
-    float bits = 0;
-};
+using half = OpkitFloat16<0>;
+using bfloat16_t = OpkitFloat16<1>;
 
 // The pipes and event ids of PipeBarrier<PIPE_V>() and SetFlag<HardEvent::V_MTE3>(EVENT_ID0).
 enum pipe_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_FIX };
