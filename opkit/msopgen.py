@@ -274,16 +274,20 @@ SOC_FAMILIES: dict[str, str] = {
     "ascend310b1": "ascend310b", "ascend310b2": "ascend310b", "ascend310b3": "ascend310b", "ascend310b4": "ascend310b",
     "bs9sx1aa": "bs9sx1a",
 }  # fmt: skip
-_PASSED_THROUGH_SOC = re.compile(r"^ascend[0-9a-z_]+$")
 SOC_EXAMPLES = ("ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_9391", "ascend310p3", "ascend950pr")
 
 
+# The families themselves, as msOpGen's map also takes them (AddConfig names one of these).
+KNOWN_SOCS = frozenset(SOC_FAMILIES) | frozenset(SOC_FAMILIES.values())
+
+
 def soc_family(soc: str) -> str | None:
-    """The family msOpGen maps a SoC version to (``ascend910b1`` → ``ascend910b``); another ``ascend…``
-    name is kept as msOpGen keeps it; None for a name msOpGen would not take."""
+    """The family msOpGen maps a SoC version to (``ascend910b1`` → ``ascend910b``); a family name is its own;
+    None for a name msOpGen's map does not know (it would pass ``ascend999`` through into an OpDef no CANN
+    builds, so opkit refuses it)."""
     if soc in SOC_FAMILIES:
         return SOC_FAMILIES[soc]
-    return soc if _PASSED_THROUGH_SOC.match(soc) else None
+    return soc if soc in KNOWN_SOCS else None
 
 
 def compute_unit(soc: str | tuple[str, ...] | list[str]) -> str:

@@ -74,6 +74,7 @@ class CheckReport:
     sources: tuple[SourceCheck, ...]
     launcher_headers: LauncherHeaders | None = None
     host_skipped: str | None = None
+    host_only: bool = False  # the kernel code of csrc/ sources was left out (--host-only)
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -112,7 +113,11 @@ class CheckReport:
             {
                 "op_host": "op_host against the CANN host headers",
                 "op_kernel": "op_kernel skeleton only (opkit's stand-in kernel_operator.h)",
-                "launcher": "launcher and registrations against torch's and torch_npu's headers (kernel and <<<>>> against opkit's stand-in kernel_operator.h)",
+                "launcher": (
+                    "launcher and registrations against torch's and torch_npu's headers (kernel bodies left out: --host-only)"
+                    if self.host_only
+                    else "launcher and registrations against torch's and torch_npu's headers (kernel and <<<>>> against opkit's stand-in kernel_operator.h)"
+                ),
             }[k]
             for k in kinds
         )
@@ -157,23 +162,24 @@ def parse_diagnostics(output: str, cwd: Path, roots: tuple[Path, ...]) -> tuple[
     return tuple(inside.values()), tuple(outside)
 
 
-def _compile(compiler: str, headers, source: Path, kind: str, roots: tuple[Path, ...]) -> SourceCheck:
+def _compile(compiler: str, headers, source: Path, kind: str, roots: tuple[Path, ...], host_only: bool = False) -> SourceCheck:
     if kind == "launcher":
-        return _compile_launcher(compiler, headers, source, roots)
+        return _compile_launcher(compiler, headers, source, roots, host_only=host_only)
     include = (f"-I{headers.include_dir}",) if kind == "op_host" else (f"-I{STAND_IN_INCLUDE}", *KERNEL_FLAGS)
     command = (compiler, *BASE_FLAGS, *include, f"./{source.name}")  # ./: a file named -x.cpp is no option
     return _run(compiler, command, source, kind, source.parent, roots)
 
 
-def _compile_launcher(compiler: str, headers: LauncherHeaders, source: Path, roots: tuple[Path, ...]) -> SourceCheck:
-    """A .asc/.cpp of csrc/, its launches rewritten, compiled from a temporary copy that #line maps back to it."""
+def _compile_launcher(compiler: str, headers: LauncherHeaders, source: Path, roots: tuple[Path, ...], *, host_only: bool = False) -> SourceCheck:
+    """A .asc/.cpp of csrc/, its launches rewritten (``host_only``: its kernel bodies emptied), compiled from a
+    temporary copy that #line maps back to it."""
     try:
         text = source.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise CheckError(f"cannot read {source}: {exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(prefix="opkit-check-") as tmp:
         copy = Path(tmp) / (source.stem + ".cpp")
-        copy.write_text(compilable_text(source.resolve(), text), encoding="utf-8")
+        copy.write_text(compilable_text(source.resolve(), text, host_only=host_only), encoding="utf-8")
         command = (
             compiler, "-x", "c++", *BASE_FLAGS, *KERNEL_FLAGS, f"-iquote{source.parent}", f"-I{STAND_IN_INCLUDE}", *headers.include_flags(), f"./{copy.name}",
         )  # fmt: skip
@@ -197,14 +203,18 @@ def check_project(
     *,
     cann: str | os.PathLike | None = None,
     kinds: tuple[str, ...] = KINDS,
+    host_only: bool = False,
 ) -> CheckReport:
     """Compile every ``op_host/*.cpp`` (and, in ``kinds``, ``op_kernel/*.cpp``) of the project's Ascend C trees,
-    and (kind ``launcher``) an extension-style project's ``csrc/`` sources.
+    and (kind ``launcher``) an extension-style project's ``csrc/`` sources; ``host_only``: no op_kernel source,
+    and of a ``csrc/`` source only its host code (its ``__aicore__`` function bodies emptied).
 
     Without CANN found (and no ``cann`` named), the kernel skeleton and launchers are still compiled, and
     the report says that the op_host sources were skipped and why; with nothing else to check (op_host
     only), the missing headers are the error."""
     root = Path(project).absolute()
+    if host_only:
+        kinds = tuple(k for k in kinds if k != "op_kernel")
     trees = ascend_c_trees(root)
     sources = [s for tree in trees for s in _sources(tree, tuple(k for k in kinds if k != "launcher"))]
     launchers = [(s, "launcher") for s in launcher_sources(root)] if "launcher" in kinds else []
@@ -224,5 +234,5 @@ def check_project(
     resolved = tuple(t.resolve() for t in trees) + ((root.resolve() / "csrc",) if launchers else ())
     jobs = sources + launchers
     with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
-        checks = tuple(pool.map(lambda s: _compile(compiler, launcher_headers if s[1] == "launcher" else headers, s[0], s[1], resolved), jobs))
-    return CheckReport(root, compiler, headers, checks, launcher_headers, host_skipped)
+        checks = tuple(pool.map(lambda s: _compile(compiler, launcher_headers if s[1] == "launcher" else headers, s[0], s[1], resolved, host_only), jobs))
+    return CheckReport(root, compiler, headers, checks, launcher_headers, host_skipped, host_only)

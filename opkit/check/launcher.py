@@ -79,10 +79,62 @@ def rewrite_launches(text: str, spans: list[tuple[int, int, int]]) -> str:
     return "".join(out)
 
 
-def compilable_text(source: Path, text: str) -> str:
-    """What the compiler reads for ``source``: its launches rewritten, under a ``#line`` naming the file."""
+def compilable_text(source: Path, text: str, *, host_only: bool = False) -> str:
+    """What the compiler reads for ``source``: its launches rewritten (with ``host_only``, its ``__aicore__``
+    function bodies emptied too), under a ``#line`` naming the file."""
     from opkit.formats.kernel_launches import read_kernel_launches
 
     launches = read_kernel_launches(str(source), text).launches
+    rewritten = rewrite_launches(text, [launch.span for launch in launches])
+    if host_only:
+        rewritten = without_kernel_bodies(rewritten)
     quoted = str(source).replace("\\", "\\\\").replace('"', '\\"')
-    return f'#line 1 "{quoted}"\n' + rewrite_launches(text, [launch.span for launch in launches])
+    return f'#line 1 "{quoted}"\n' + rewritten
+
+
+# The qualifiers that mark a device function (a kernel written ``__global__ __vector__`` has no ``__aicore__``).
+DEVICE_QUALIFIERS = frozenset({"__aicore__", "__global__", "__vector__", "__cube__", "__mix__"})
+# What an emptied device function body holds: no statement to check, and no "missing return" warning.
+EMPTIED_BODY = "{ __builtin_unreachable(); }"
+
+
+def without_kernel_bodies(text: str) -> str:
+    """``text`` with the body of every device function (``__aicore__``, ``__global__``, ...: the kernel and its
+    class's methods) emptied,
+    its line breaks kept so that every later line stays where it was: what `opkit check --host-only` compiles
+    of a .asc, whose kernel code may use Ascend C API the stand-in does not declare."""
+    from opkit.formats.cpp_text import CppTextError
+    from opkit.formats.cpp_tokens import tokenize
+
+    try:
+        tokens = tokenize(text)
+    except CppTextError:
+        return text  # the compiler says what is wrong with it
+    spans = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i].text not in DEVICE_QUALIFIERS:
+            i += 1
+            continue
+        depth = 0
+        j = i + 1
+        while j < len(tokens) and not (depth == 0 and tokens[j].text in ("{", ";")):
+            depth += {"(": 1, ")": -1}.get(tokens[j].text, 0)
+            j += 1
+        if j == len(tokens) or tokens[j].text == ";":
+            i = j
+            continue
+        level = 0
+        for k in range(j, len(tokens)):
+            level += {"{": 1, "}": -1}.get(tokens[k].text, 0)
+            if level == 0:
+                spans.append((tokens[j].offset, tokens[k].offset + 1))
+                break
+        i = k + 1 if level == 0 else len(tokens)
+    out, last = [], 0
+    for start, end in spans:
+        body = text[start:end]
+        out += [text[last:start], EMPTIED_BODY, "\n" * body.count("\n")]
+        last = end
+    out.append(text[last:])
+    return "".join(out)

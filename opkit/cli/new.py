@@ -29,11 +29,12 @@ def _fail(message: str) -> None:
 @click.option("--output", "outputs", multiple=True, metavar="NAME=RULE", help="Size/dtype rule of one output (repeatable): like:ARG, size:[ARG.N, ARG, 8] (input dims, int args, literals), size:ARG (an int[] argument), dtype:DTYPE; e.g. rstd=size:[x.0, 1],dtype:float32.")
 @click.option("--op-type", metavar="OpType", help="msOpGen OpType (default: UpperCamelCase of NAME without npu_, e.g. npu_swiglu -> Swiglu; --op-type SwiGlu).")
 @click.option("--vendor", metavar="NAME", help="Vendor name of the op package (default: NAME).")
+@click.option("--example", "examples", multiple=True, metavar="EXPR", help="An example call (repeatable), kept in opkit.json: Python arguments with torch in scope, e.g. \"torch.randn(2, 8, 64), torch.randn(2, 2, 64)\". verify and the generated test call the op with them instead of the schema's sample inputs.")
 @click.option("--msopgen", "msopgen_mode", default="auto", show_default=True, metavar="auto|builtin|PATH", help="Run a real msOpGen (auto: if found) or write the built-in project tree.")
 @click.option("-o", "--output-dir", "out_dir", type=click.Path(file_okay=False), help="Project directory to create (default: ./NAME).")
 @click.option("--force", is_flag=True, help="Update an existing opkit project from its opkit.json: options not given keep their recorded values (each change is printed); each generated file is merged three ways (last generation, your file, new generation), so your edits stay; your other files, folders, modes and owners are kept; conflicts are marked, binary files left alone.")
 @click.option("--verify/--no-verify", default=True, show_default=True, help="Check graph entry after generating (imports torch).")
-def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, msopgen_mode, out_dir, force, verify) -> None:
+def new_command(name, source, source_op, inplace, schema, style, namespace, dtypes, formats, soc, out_like, outputs, op_type, vendor, examples, msopgen_mode, out_dir, force, verify) -> None:
     """Generate the msOpGen JSON, Ascend C project, op-plugin yaml entry, Meta registration, MRE scripts,
     graph-entry test and README for op NAME, all from one signature; or adopt an existing op with
     --from (an msOpGen JSON, an op_host OpDef, a C++ TORCH_LIBRARY def, an op_plugin_functions.yaml entry), listing what the
@@ -42,7 +43,8 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     When CANN's host headers and a C++ compiler are found, the op_host code is compile-checked as
     `opkit check` does. Exit status: 0 written (and verified), 1 written but the compile check or the
     graph-entry check failed or --force left conflicts to resolve, 2 bad input (nothing written), 130
-    interrupted (nothing written).
+    interrupted: before the project was written, nothing (an update leaves the old project); during the compile
+    or graph-entry check, the whole project (the message says so).
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.next_steps import next_steps_text
@@ -50,7 +52,7 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     from opkit.generate.spec import SpecError, make_spec, spec_changes
 
     options = dict(schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes, formats=formats, soc=soc,
-                   out_like=out_like, vendor=vendor, op_type=op_type, outputs=list(outputs))  # fmt: skip
+                   out_like=out_like, vendor=vendor, op_type=op_type, outputs=list(outputs), examples=list(examples))  # fmt: skip
     context = click.get_current_context()
     given = {k: v for k, v in options.items() if context.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
     if source is None and name is None and not (force and out_dir):
@@ -109,10 +111,15 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
         )
     if project.conflicts or project.binary:
         sys.exit(1)
-    compiles = _check_host_code(project.path)
-    click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
-    click.echo(next_steps_text(spec))
-    verified = _verify(project.path) if verify else True
+    try:
+        compiles = _check_host_code(project.path)
+        click.echo(f"\nnext steps (also in {project.path / 'README.md'}), from {project.path}:")
+        click.echo(next_steps_text(spec))
+        verified = _verify(project.path) if verify else True
+    except KeyboardInterrupt:
+        # the project is whole on disk by now: say so, so that exit 130 is not read as "nothing written"
+        click.echo(f"opkit new: interrupted after writing {project.path} (the project is complete); check it with: opkit verify {project.path}", err=True)
+        sys.exit(130)
     if not (compiles and verified):
         sys.exit(1)  # the files stay written; the op does not compile or does not enter the graph yet
 

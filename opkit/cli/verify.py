@@ -72,16 +72,13 @@ def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
 
 
 def _evaluated_example(expression: str) -> tuple[tuple, dict]:
-    """The op's arguments from --example: a tuple is the positional arguments, a dict the keyword ones."""
-    import torch
+    """The op's arguments from --example (``opkit.verify.project.evaluate_example``)."""
+    from opkit.verify.project import ProjectError, evaluate_example
 
     try:
-        value = eval(expression, {"torch": torch, "__builtins__": __builtins__})  # the user's own command line
-    except Exception as exc:
-        raise click.UsageError(f"--example does not evaluate: {type(exc).__name__}: {exc}") from None
-    if isinstance(value, dict):
-        return (), value
-    return (value if isinstance(value, tuple) else (value,)), {}
+        return evaluate_example(expression)
+    except ProjectError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _check_op(op_name: str, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
@@ -102,8 +99,7 @@ def _check_project(project_dir: str, example: str | None, *, backend: str, dynam
     from opkit.verify.project import load_project, verify_project
 
     def check():
-        args = _evaluated_example(example) if example is not None else None
-        return verify_project(project_dir, backend=backend, dynamic=dynamic, example=args, isolate=False)
+        return verify_project(project_dir, backend=backend, dynamic=dynamic, example=example, isolate=False)
 
     return _in_check_process(check, load_project(project_dir).qualname, backend, timeout)
 
@@ -146,8 +142,10 @@ def _in_check_process(check, target: str, backend: str, timeout: float | None):
     "--example",
     metavar="EXPR",
     help='Python expression for the op\'s arguments, with torch in scope, e.g. "torch.randn(2, 3), 2.0" '
-    "(a dict: keyword arguments). For --op and for a project alike. Default: sample inputs from the schema.",
+    "(a dict: keyword arguments). For --op and for a project alike. Default: a project's recorded examples "
+    "(opkit.json), else sample inputs from the schema.",
 )
+@click.option("--save", is_flag=True, help="With PROJECT_DIR and --example: when the check passes, record the example in the project's opkit.json (it replaces the recorded ones), so verify and the generated test use it.")
 @click.option(
     "--load", "load_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
     help="Python file registering the op (repeatable; with --op: a project registers its own files).",
@@ -177,7 +175,7 @@ def _in_check_process(check, target: str, backend: str, timeout: float | None):
     help="Stop a check that runs longer (a Meta, kernel or example that never returns) and report it as failed. "
     "Default: OPKIT_VERIFY_TIMEOUT, else 120.",
 )
-def verify_command(project_dir, op_name, from_file, meta_files, example, load_files, backend, fmt, show_graph, dynamic, timeout) -> None:
+def verify_command(project_dir, op_name, from_file, meta_files, example, save, load_files, backend, fmt, show_graph, dynamic, timeout) -> None:
     """Prove the op enters ONE torch.compile graph with ZERO breaks (fullgraph=True, dynamic=False).
 
     On an NPU with torch_npu the backend is npugraph_ex. Elsewhere npugraph_ex's own compiler from the
@@ -197,6 +195,8 @@ def verify_command(project_dir, op_name, from_file, meta_files, example, load_fi
         raise click.UsageError("give PROJECT_DIR or --op NS::NAME (one of them)")
     if project_dir and load_files:
         raise click.UsageError("--load is for --op: a project registers its own schema, Meta and kernel files")
+    if save and not (project_dir and example):
+        raise click.UsageError("--save records --example in a project: give PROJECT_DIR and --example")
     from opkit.verify.project import ProjectError
 
     try:
@@ -215,7 +215,25 @@ def verify_command(project_dir, op_name, from_file, meta_files, example, load_fi
         click.echo(format_github(report, file=project_dir or None))
     else:
         click.echo(format_report(report, show_graph=show_graph, color=wants_color()))
+    if save:
+        _save_example(project_dir, example, report.ok, quiet=fmt != "text")
     sys.exit(0 if report.ok else 1)
+
+
+def _save_example(project_dir: str, example: str, passed: bool, *, quiet: bool) -> None:
+    """--save: the example goes into opkit.json only when the op entered the graph with it."""
+    from opkit.generate.project import TargetError, record_examples
+
+    if not passed:
+        click.echo(f"opkit verify: --example not saved: the check failed with it", err=True)
+        return
+    try:
+        path = record_examples(project_dir, (example,))
+    except TargetError as exc:
+        click.echo(f"opkit verify: --example not saved: {exc}", err=True)
+        sys.exit(2)
+    if not quiet:
+        click.echo(f"saved the example in {path}: verify and tests/ use it from now on")
 
 
 @click.command("doctor")

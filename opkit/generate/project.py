@@ -12,6 +12,7 @@ import errno
 import fcntl
 import functools
 import glob
+import json
 import os
 import re
 import shutil
@@ -26,7 +27,7 @@ from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
 from opkit.generate.spec import SPEC_FILE, OpSpec, spec_text
-from opkit.generate.update import Update, UpdateRefused, record_generation, update_tree
+from opkit.generate.update import GENERATED_DIR, Update, UpdateRefused, record_generation, update_tree
 
 
 class TargetError(ValueError):
@@ -120,6 +121,7 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         changes = Update()
         if target.exists():
             changes = update_tree(target, rendered, lambda: _render_previous(target, staging))
+            keep_earlier_entry(target, rendered)
         _swap_into_place(rendered, target, staging)
     except BaseException as exc:
         remove_staging(staging)
@@ -228,6 +230,56 @@ def _render_previous(target: Path, staging: Path) -> Path | None:
         return _render(old, ProjectModel(old), base_staging)
     except (SpecError, OSError):
         return None
+
+
+def keep_earlier_entry(old: Path, rendered: Path) -> None:
+    """Add the old generation's op_plugin yaml entry to ``.opkit/earlier_entries.json`` when the new one differs:
+    the entries ``opkit yaml add`` may update in a real yaml (it refuses to touch any other)."""
+    from opkit.generate.yaml_edit import EARLIER_ENTRIES, FRAGMENT_PATH, YamlEditError, earlier_entries, load_fragment
+
+    previous = old / GENERATED_DIR / FRAGMENT_PATH
+    if not previous.is_file():
+        return
+    try:
+        entry = load_fragment(previous)
+        current = load_fragment(rendered / FRAGMENT_PATH) if (rendered / FRAGMENT_PATH).is_file() else None
+        kept = list(earlier_entries(old))
+    except YamlEditError:
+        return  # a hand-broken copy: nothing to remember
+    if entry != current and entry not in kept:
+        path = rendered / EARLIER_ENTRIES
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([*kept, entry], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def record_examples(project: str | os.PathLike, examples: tuple[str, ...]) -> Path:
+    """Make ``examples`` the project's recorded examples: its opkit.json rewritten from the spec, and the
+    last generation's copy in ``.opkit/generated/`` too when the user had not edited opkit.json (so the next
+    ``--force`` sees no edit of theirs there). Returns the path of opkit.json."""
+    from dataclasses import replace
+
+    from opkit.atomic_write import WriteFailed, replace_file
+    from opkit.generate.spec import SpecError, load_spec, validate_spec
+
+    root = Path(project)
+    path = root / SPEC_FILE
+    try:
+        spec = load_spec(root)
+        new = replace(spec, examples=tuple(examples))
+        validate_spec(new)
+    except SpecError as exc:
+        raise TargetError(str(exc)) from None
+    generated = root / GENERATED_DIR / SPEC_FILE
+    try:
+        unedited = generated.is_file() and generated.read_bytes() == path.read_bytes()
+        replace_file(path, new.dumps().encode("utf-8"))
+        if unedited:
+            replace_file(generated, new.dumps().encode("utf-8"))
+    except WriteFailed as exc:
+        raise TargetError(str(exc)) from None
+    except OSError as exc:
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return path
 
 
 def _remove_empty(created_parents: list[Path]) -> None:

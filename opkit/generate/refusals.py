@@ -110,6 +110,29 @@ def _sized_by(arguments: list[Argument]) -> str:
     return "size" if "size" in lists else (lists[0] if lists else "")
 
 
+# An out argument whose op or name says it is a store written in place (a KV cache, a scatter target): the
+# write is the op's purpose, so its functional twin (a fresh tensor, the store dropped) would be a different op.
+_STORE_WRITE = re.compile(r"cache|scatter|index_put|accumulate|state", re.IGNORECASE)
+
+
+def writes_a_store(sig: OpSignature) -> bool:
+    """Whether ``sig``'s mutated keyword arguments are its purpose rather than an ``out=`` buffer: the op or one
+    of them is named like a store (``npu_scatter_pa_cache(..., *, Tensor(a!) key_cache)``), or the overload is
+    no ``out`` overload and the arguments are not named ``out``."""
+    outs = sig.out_arguments
+    if not outs:
+        return False
+    if _STORE_WRITE.search(sig.name) or any(_STORE_WRITE.search(a.name) for a in outs):
+        return True
+    return "out" not in sig.overload and not all(a.name.startswith("out") for a in outs)
+
+
+STORE_WRITE = (
+    "{names} {are} what the op writes in place (a cache or scatter target, not an out= buffer): a functional twin "
+    "returning a fresh tensor would drop {it}; keep Tensor(a!) {names} as {place} and return ()"
+)
+
+
 @dataclass(frozen=True)
 class Correction:
     signature: OpSignature
@@ -142,7 +165,14 @@ def corrected(sig: OpSignature) -> Correction | None:
         changed = True
     if len(returns) != len(sig.returns):
         changed = True
-        if sig.out_arguments:
+        if writes_a_store(sig):
+            # the store stays a mutated argument, moved before the '*' (torchgen reads a keyword-only mutated
+            # argument as an out= buffer, which must be returned); only the aliasing returns go
+            stores = [replace(a, kwarg_only=False) for a in arguments if a.kwarg_only and a.is_mutated]
+            positional = [a for a in arguments if not a.kwarg_only]
+            arguments = positional + stores + [a for a in arguments if a.kwarg_only and not a.is_mutated]
+            overload = ""
+        elif sig.out_arguments:
             # An out= overload: graph code calls its functional twin, which returns the out tensors fresh.
             outs = {a.name for a in sig.out_arguments}
             named = len(outs) > 1
@@ -192,6 +222,10 @@ def refusal(sig: OpSignature, schema: str, style: str) -> Refusal | None:
     if any(r.alias is not None and not r.alias.is_write for r in sig.returns):
         reasons.insert(0, "it returns a view of an input (-> Tensor(a)); a custom op's outputs must not alias its inputs: return a fresh Tensor")
     if any(r.alias is not None and r.alias.is_write for r in sig.returns):
+        if writes_a_store(sig):
+            names = [a.name for a in sig.out_arguments]
+            one = len(names) == 1
+            reasons.insert(0, STORE_WRITE.format(names=", ".join(names), are="is" if one else "are", it="it" if one else "them", place="a positional argument" if one else "positional arguments"))
         reasons.insert(0, "it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; return () or fresh tensors")
     scalars = [f"'{r}'" for r in sig.returns if not r.type.is_tensor]
     if scalars:

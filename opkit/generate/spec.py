@@ -144,6 +144,8 @@ class OpSpec:
     )
     # `opkit new --from` an op_plugin_functions.yaml entry: the entry's own fields (JSON text), kept as they are
     yaml_entry: str = _form("", Form(json.loads, lambda v, where="": _entry_text(v), omit_empty=True))
+    # --example (repeatable): the op's example calls, Python expressions verify evaluates with torch in scope
+    examples: tuple[str, ...] = _form((), Form(_as_list, lambda v, where="": _examples(v), lambda spec, v: json.dumps(list(v)) if v else "", omit_empty=True))
     opkit_version: str = _form(__version__, Form(text=None), compare=False)
 
     @property
@@ -210,6 +212,7 @@ def make_spec(
     op_type: str | None = None,
     outputs: str | list | tuple | dict | None = None,
     yaml_entry: str | dict | None = None,
+    examples: str | list | tuple | None = None,
     opkit_version: str = __version__,
 ) -> OpSpec:
     """Resolve defaults and validate every choice; raise SpecError with one clear message."""
@@ -219,8 +222,11 @@ def make_spec(
     style = style or naming.default_style(name)
     if style not in STYLES:
         raise SpecError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
-    if not schema:
+    if schema is None:
         schema = default_schema(name, inplace=inplace)
+    elif not schema.strip():
+        # an empty --schema is a mistake (an unset shell variable, say), not a request for the default op
+        raise SpecError(f"--schema is empty; give the op's signature, e.g. --schema '{default_schema(name, inplace=inplace)}', or leave --schema out for that default")
     default_dtypes, named_dtypes = parse_dtypes(msopgen.DEFAULT_DTYPES if dtypes is None else dtypes)
     spec = OpSpec(
         name=name,
@@ -236,6 +242,7 @@ def make_spec(
         descriptor_dtypes=named_dtypes,
         outputs=_parsed_outputs(outputs),
         yaml_entry=_entry_text(yaml_entry),
+        examples=_examples(examples),
         opkit_version=opkit_version,
     )
     sig = _checked_signature(spec, inplace=inplace)
@@ -317,6 +324,32 @@ def _shown(text: str) -> str:
     if not text:
         return "(none)"
     return repr(text) if any(ch.isspace() for ch in text) else text
+
+
+def _examples(value: str | list | tuple | None) -> tuple[str, ...]:
+    """The example expressions: a list (the CLI's repeated --example), or its JSON text (the template variable).
+    Each must be one Python expression; it is evaluated only by verify, where torch is imported."""
+    import ast
+
+    if not value:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise SpecError("examples: expected a JSON list of Python expressions") from None
+        if not isinstance(value, list):
+            raise SpecError("examples: expected a JSON list of Python expressions")
+    examples = []
+    for text in value:
+        if not isinstance(text, str) or not text.strip():
+            raise SpecError("--example: an empty example; write the call's arguments, e.g. --example 'torch.randn(2, 8), 2.0'")
+        try:
+            ast.parse(text.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise SpecError(f"--example {text!r}, column {exc.offset or 1}: not a Python expression: {exc.msg}") from None
+        examples.append(text.strip())
+    return tuple(examples)
 
 
 def _entry_text(entry: str | dict | None) -> str:

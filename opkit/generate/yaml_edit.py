@@ -38,14 +38,16 @@ class YamlEditError(ValueError):
 
 @dataclass(frozen=True)
 class YamlEdit:
-    """What adding the entry does: ``added`` (with the new text) or ``present`` (nothing to change)."""
+    """What the edit does: ``added``, ``updated`` (an entry an earlier generation of the project wrote, replaced),
+    ``removed`` (with the new text) or ``present`` (nothing to change)."""
 
     path: Path
     func: str
-    status: str  # added | present
-    line: int  # 1-based line of the new (or existing) entry
+    status: str  # added | updated | removed | present
+    line: int  # 1-based line of the new (or existing, or removed) entry
     new_bytes: bytes  # the whole file after the edit (== the old bytes when present), BOM and line endings kept
     clashes: tuple[str, ...] = ()  # warnings: another custom op whose exec calls the same OpType
+    diff: tuple[str, ...] = ()  # updated/removed: the changed lines only, as a unified diff without context
 
 
 @dataclass(frozen=True)
@@ -167,12 +169,14 @@ def _block_layout(root: yaml.MappingNode) -> tuple[int, int]:
     return 2, 2
 
 
-def plan_add(path: str | os.PathLike, entry: dict, data: bytes | None = None) -> YamlEdit:
-    """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one.
+def plan_add(path: str | os.PathLike, entry: dict, data: bytes | None = None, *, earlier: tuple[dict, ...] = ()) -> YamlEdit:
+    """Work out the edit without writing: refuse a conflicting duplicate, accept an identical one, and
+    update a ``custom:`` entry of the same name and overload that is one of ``earlier`` (the entries the
+    project's earlier generations wrote: ``earlier_entries``).
 
     ``data`` is the file's bytes when the caller has read them (else they are read here). The new
     text is checked before it is returned: it must load back as the old document with the entry
-    appended to ``custom:``, or nothing is written.
+    appended to ``custom:`` (or put in the earlier one's place), or nothing is written.
     """
     path = Path(path)
     file = _read(path, data)
@@ -194,9 +198,15 @@ def plan_add(path: str | os.PathLike, entry: dict, data: bytes | None = None) ->
                 if found is None or _op_name(found) != name:
                     continue
                 where = f"{path}:{item.start_mark.line + 1}"
-                if found != func:
-                    raise YamlEditError(f"{where}: op '{name}' is already declared in '{key.value}:' as {found!r}; give the new op another name or overload")
                 existing = yaml.load(yaml.serialize(item), Loader=yamlio.FAST_LOADER)
+                if key.value == SECTION and existing != entry and existing in earlier:
+                    return _replaced(path, file, root, value, item, entry)
+                if found != func:
+                    raise YamlEditError(
+                        f"{where}: op '{name}' is already declared in '{key.value}:' as {found!r}, and no generation of this "
+                        f"project wrote that entry; give the new op another name or overload"
+                        + (f", or take the old one out: opkit yaml remove {path} {name}" if key.value == SECTION else "")
+                    )
                 if key.value == SECTION and existing == entry:
                     return YamlEdit(path, func, "present", item.start_mark.line + 1, file.encode(text))
                 raise YamlEditError(
@@ -236,6 +246,86 @@ def plan_add(path: str | os.PathLike, entry: dict, data: bytes | None = None) ->
     return YamlEdit(path, func, "added", line, file.encode(new_text), _clashes(entry, declared))
 
 
+def _entry_span(lines: list[str], item: yaml.Node) -> tuple[int, int]:
+    """(first, end) 0-based line range of a sequence item's own text, with the blank lines just above it
+    (the separator an added entry brings with it)."""
+    first = item.start_mark.line
+    while first > 0 and not lines[first - 1].strip():
+        first -= 1
+    return first, _last_line(item) + 1
+
+
+def _changed_lines(path: Path, old: list[str], new: list[str]) -> tuple[str, ...]:
+    """The diff of ``old`` and ``new`` lines without context: exactly the lines that change."""
+    import difflib
+
+    plain = [line.rstrip("\r\n\x85\u2028\u2029") for line in old], [line.rstrip("\r\n\x85\u2028\u2029") for line in new]
+    return tuple(difflib.unified_diff(*plain, f"{path}", f"{path}", n=0, lineterm=""))
+
+
+def _replaced(path: Path, file: _FileText, root: yaml.MappingNode, section: yaml.SequenceNode, item: yaml.Node, entry: dict) -> YamlEdit:
+    """The edit that puts ``entry`` in the place of ``item`` (an earlier generation's entry), in its layout."""
+    lines = _lines(file.text)
+    start, end = item.start_mark.line, _last_line(item) + 1
+    key_column = item.start_mark.column
+    block = emit_entry(entry, dash=section.start_mark.column, key=key_column).replace("\n", file.newline)
+    if end == len(lines) and not lines[-1].endswith(("\r", "\n")):
+        block = block[: -len(file.newline)]  # the file had no final line break: keep it so
+    new_lines = lines[:start] + _lines(block) + lines[end:]
+    new_text = "".join(new_lines)
+    index = next(i for i, node in enumerate(section.value) if node is item)
+    expected = _parsed(path, file.text)
+    expected[SECTION] = list(expected[SECTION])
+    expected[SECTION][index] = entry
+    _check_expected(path, new_text, expected)
+    diff = _changed_lines(path, lines, new_lines)
+    return YamlEdit(path, entry["func"], "updated", start + 1, file.encode(new_text), diff=diff)
+
+
+def plan_remove(path: str | os.PathLike, op: str, data: bytes | None = None) -> YamlEdit:
+    """The edit that takes the ``custom:`` entry of op ``op`` (``name`` or ``name.overload``) out of the file,
+    with the blank lines above it; every other byte stays. Entries of the other sections are not opkit's to remove."""
+    path = Path(path)
+    file = _read(path, data)
+    root = _parsed(path, file.text, yamlio.compose)
+    if not isinstance(root, yaml.MappingNode):
+        raise YamlEditError(f"{path} is not an op_plugin_functions.yaml: the top level is not a mapping")
+    wanted = re.sub(r"\s+", "", op)
+    for key, value in root.value:
+        if not isinstance(value, yaml.SequenceNode):
+            continue
+        for index, item in enumerate(value.value):
+            found = _entry_func(item)
+            if found is None or _op_name(found) != wanted:
+                continue
+            if key.value != SECTION:
+                raise YamlEditError(f"{path}:{item.start_mark.line + 1}: {wanted} is declared in '{key.value}:'; opkit yaml remove takes out '{SECTION}:' entries only")
+            if value.flow_style:
+                raise YamlEditError(f"{path}: '{SECTION}:' is a flow list; take the entry out by hand")
+            lines = _lines(file.text)
+            first, end = _entry_span(lines, item)
+            if index == 0:
+                first = item.start_mark.line  # the blank lines under 'custom:' belong to the section
+                if len(value.value) > 1:  # the separator below goes with the first entry instead
+                    end = value.value[1].start_mark.line
+            new_lines = lines[:first] + lines[end:]
+            new_text = "".join(new_lines)
+            expected = _parsed(path, file.text)
+            expected[SECTION] = [e for i, e in enumerate(expected[SECTION]) if i != index] or None
+            _check_expected(path, new_text, expected)
+            return YamlEdit(path, found, "removed", item.start_mark.line + 1, file.encode(new_text), diff=_changed_lines(path, lines, new_lines))
+    raise YamlEditError(f"{path}: no entry declares op {wanted!r} (write NAME or NAME.OVERLOAD as in its func)")
+
+
+def _check_expected(path: Path, new_text: str, expected: dict) -> None:
+    try:
+        if yamlio.load(new_text) == expected:
+            return
+    except (yaml.YAMLError, yamlio.TooLarge):
+        pass
+    raise YamlEditError(f"{path}: opkit cannot make this edit in this layout without changing the rest of the document; nothing was written (edit it by hand, and please report the file)")
+
+
 def _clashes(entry: dict, declared: list[tuple[str, str, str]]) -> tuple[str, ...]:
     """OpType clashes of the new entry with the file's custom entries (an entry without gen_opapi has no known OpType)."""
     from opkit.generate.spec import op_type_warnings
@@ -273,12 +363,7 @@ def _check_loads_back(path: Path, old_text: str, new_text: str, entry: dict) -> 
     """The new text must read as the old document with ``entry`` appended to ``custom:``, or nothing is written."""
     expected = _parsed(path, old_text)
     expected[SECTION] = list(expected.get(SECTION) or []) + [entry]
-    try:
-        if yamlio.load(new_text) == expected:
-            return
-    except (yaml.YAMLError, yamlio.TooLarge):
-        pass
-    raise YamlEditError(f"{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)")
+    _check_expected(path, new_text, expected)
 
 
 def _entry_func(item: yaml.Node) -> str | None:
@@ -289,8 +374,18 @@ def _entry_func(item: yaml.Node) -> str | None:
     return None
 
 
-def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True) -> YamlEdit:
-    """Plan and (with ``write``) apply the edit under a lock held from the read to the rename.
+def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True, earlier: tuple[dict, ...] = ()) -> YamlEdit:
+    """Plan (``plan_add``) and, with ``write``, apply the edit under a lock held from the read to the rename."""
+    return _apply(path, lambda data: plan_add(path, entry, data, earlier=earlier), write=write)
+
+
+def remove_entry(path: str | os.PathLike, op: str, *, write: bool = True) -> YamlEdit:
+    """Plan (``plan_remove``) and, with ``write``, apply the removal under the same lock."""
+    return _apply(path, lambda data: plan_remove(path, op, data), write=write)
+
+
+def _apply(path: str | os.PathLike, plan, *, write: bool) -> YamlEdit:
+    """Plan and (with ``write``) apply an edit under a lock held from the read to the rename.
 
     Another program that writes the file without the lock is detected (``file_write.Snapshot``): the
     file is read and the edit planned again, up to ``ATTEMPTS`` times, then refused.
@@ -303,8 +398,8 @@ def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True) -> Ya
                 except OSError as exc:
                     raise YamlEditError(f"{path}: cannot read: {exc.strerror or exc}") from None
                 data = _read_bytes(Path(path))
-                edit = plan_add(path, entry, data)
-                if not write or edit.status != "added":
+                edit = plan(data)
+                if not write or edit.status == "present":
                     return edit
                 try:
                     file_write.write_file(real, edit.new_bytes, unchanged=file_write.Snapshot.of(before, data))
@@ -314,3 +409,23 @@ def add_entry(path: str | os.PathLike, entry: dict, *, write: bool = True) -> Ya
     except file_write.FileWriteError as exc:
         raise YamlEditError(str(exc)) from None
     raise YamlEditError(f"{path} was changed by another program each of the {ATTEMPTS} times opkit read it; nothing was written (try again when that program has finished)")
+
+
+EARLIER_ENTRIES = Path(".opkit", "earlier_entries.json")
+
+
+def earlier_entries(fragment: str | os.PathLike) -> tuple[dict, ...]:
+    """The yaml entries earlier generations of the project wrote (``.opkit/earlier_entries.json``, kept by
+    ``opkit new --force``): the entries ``opkit yaml add`` may update. Empty for a bare fragment file."""
+    fragment = Path(fragment)
+    project = fragment if fragment.is_dir() else fragment.parent.parent
+    path = project / EARLIER_ENTRIES
+    if not path.is_file():
+        return ()
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise YamlEditError(f"{path}: cannot read: {exc}") from None
+    return tuple(e for e in data if isinstance(e, dict)) if isinstance(data, list) else ()

@@ -66,7 +66,7 @@ def read_inputs(group: InputGroup) -> dict[str, str | InputError]:
 
 def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: Sequence[str] = (), dialect: Dialect = Dialect.OP_PLUGIN) -> LintProject:
     """Read every input of the group into its source type; unreadable ones become FATAL findings, the rest still load."""
-    project = LintProject()
+    project = LintProject(root=group.root)
     for i, schema in enumerate(schemas):
         project.schema_sites.append(SchemaSite(schema, SCHEMA_PATH if len(schemas) == 1 else f"<schema {i + 1}>", 1, 1, dialect))
     targets = {

@@ -25,6 +25,7 @@ class LintProject:
     launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
+    root: str = ""  # the project directory (one holding opkit.json or CMakePresets.json); "" for the command line's group
 
     def kinds(self) -> list[str]:
         """The kinds of input file loaded (``yaml``, ``python``, ...): which rule modules a lint needs."""

@@ -36,14 +36,18 @@ def assert_enters_graph(fn_or_op, args: Sequence = (), kwargs: dict | None = Non
     return report
 
 
-def assert_project_enters_graph(project_dir, *, backend: str = "auto", timeout: float | None = None) -> GraphEntryReport:
+def assert_project_enters_graph(project_dir, example=None, *, backend: str = "auto", timeout: float | None = None) -> GraphEntryReport:
     """``assert_enters_graph`` for a project ``opkit new`` wrote: the generated smoke test calls this. The project
-    loads and runs in a child process, as ``assert_enters_graph``'s check does."""
+    loads and runs in a child process, as ``assert_enters_graph``'s check does.
+
+    ``example``: the op's arguments, as an expression (``"torch.randn(2, 8), 2.0"``, torch in scope, as
+    ``opkit verify --example`` takes it) or as ``(args, kwargs)``; default: the project's recorded examples
+    (opkit.json ``examples``), else sample inputs from the schema."""
     __tracebackhide__ = True
     from opkit.verify import isolation
     from opkit.verify.project import verify_project
 
-    report = verify_project(project_dir, backend=backend, timeout=timeout, isolate=isolation.wanted(None, timeout=timeout, default=True))
+    report = verify_project(project_dir, example=example, backend=backend, timeout=timeout, isolate=isolation.wanted(None, timeout=timeout, default=True))
     if not report.ok:
         raise GraphEntryError(report)
     return report

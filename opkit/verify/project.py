@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
+import shlex
 import importlib.util
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,7 @@ class Project:
     reference_file: Path | None
     sample_shape: tuple[int, ...] = SAMPLE_SHAPE  # the spec's: as many dims as an output size rule reads
     cpp_meta: Any = None  # extension style: the .asc's own C++ Meta (cpp_meta.CppMeta), compiled when it can be
+    examples: tuple[str, ...] = ()  # the spec's example calls (opkit.json "examples"), evaluated where torch is
 
     @property
     def qualname(self) -> str:
@@ -100,7 +103,7 @@ def load_project(root: str | Path) -> Project:
     reference = root / REFERENCE_FILE
     return Project(
         root, name, namespace, style, signature, source if func else SPEC_FILE, meta_file, reference if reference.is_file() else None,
-        spec.sample_shape, cpp_meta,
+        spec.sample_shape, cpp_meta, spec.examples,
     )
 
 
@@ -207,6 +210,21 @@ def sample_arguments(
         else:
             args.append(value)
     return tuple(args), kwargs
+
+
+def evaluate_example(expression: str, *, where: str = "--example") -> tuple[tuple, dict]:
+    """The op's arguments from an example expression (torch in scope): a tuple is the positional arguments,
+    a dict the keyword ones, anything else the one positional argument. The user's own text, evaluated as
+    ``python -c`` would."""
+    import torch
+
+    try:
+        value = eval(expression, {"torch": torch, "__builtins__": __builtins__})
+    except Exception as exc:
+        raise ProjectError(f"{where} {expression!r} does not evaluate: {type(exc).__name__}: {exc}") from None
+    if isinstance(value, dict):
+        return (), value
+    return (value if isinstance(value, tuple) else (value,)), {}
 
 
 def example_misfit(signature: OpSignature, args: tuple, kwargs: dict) -> str | None:
@@ -468,6 +486,8 @@ def verify_project(
     from opkit.verify.backends import resolve_backend
 
     project = load_project(project_dir)
+    if isinstance(example, str):
+        example = evaluate_example(example)
     if example is not None and (misfit := example_misfit(project.signature, *example)) is not None:
         raise ProjectError(f"--example does not fit {project.signature.name}({', '.join(map(str, project.signature.arguments))}): {misfit}")
     chosen = resolve_backend(backend)
@@ -476,26 +496,147 @@ def verify_project(
     return isolation.run_check(check, header, isolate=False if keep_registered else isolate, timeout=timeout, refusals=(ProjectError,))
 
 
+def _recorded_example(project: Project, text: str) -> tuple[tuple, dict]:
+    where = f"{project.root / SPEC_FILE}: example"
+    example = evaluate_example(text, where=where)
+    misfit = example_misfit(project.signature, *example)
+    if misfit is not None:
+        raise _LoadFailure(
+            Problem(
+                Stage.REGISTRATION, "example", f"{where} {text!r} does not fit {project.signature.name}: {misfit}",
+                f"record one that does: opkit verify {shlex.quote(str(project.root))} --example '...' --save",
+            ),
+            [],
+        )
+    return example
+
+
+def save_command(project: Project) -> str:
+    """The command that records an example for ``project`` (the user fills in the arguments)."""
+    arguments = ", ".join(f"<{a.name}>" for a in project.signature.positional_arguments if a.default is None)
+    return f"opkit verify {shlex.quote(str(project.root))} --example {shlex.quote(arguments or '...')} --save"
+
+
+_META_FACTS = re.compile(r"shape=\((?P<shape>[^)]*)\) dtype=torch\.(?P<dtype>\w+)")
+
+
+def _with_output_rule_hint(report: GraphEntryReport, project: Project, args: tuple, kwargs: dict) -> GraphEntryReport:
+    """A Meta that disagrees with the kernel on an output's size or dtype: in an opkit project the fix is the
+    output rule in opkit.json, which regenerates Meta, yaml entry, OpDef and kernel together (M016 reports a
+    Meta fixed alone). The rule is read off the call: the input the kernel's output is shaped like."""
+    bad = {int(m.output[7:-1]): m.real for m in report.meta_checks if not m.ok and m.output.startswith("output[")}
+    if not bad or project.style == "extension":
+        return report
+    rules = {}
+    for index, real in bad.items():
+        facts = _META_FACTS.search(real)
+        names = project.signature.output_names
+        if facts is None or index >= len(names):
+            return report
+        shape = tuple(int(d) for d in facts["shape"].replace(",", " ").split())
+        rule = output_rule_for(project.signature, args, kwargs, shape, facts["dtype"])
+        if rule is None:
+            return report
+        rules[names[index]] = rule
+    command = output_rule_command(project, rules)
+    if command is None:
+        return report
+    return _with_next_action(
+        report,
+        "fake_vs_real",
+        f"the output rule in opkit.json gives the wrong size or dtype; change it where Meta, yaml entry, OpDef and kernel are "
+        f"generated together: {command} (fixing {naming.meta_function_name(project.name)} alone leaves the yaml entry and "
+        "the OpDef's InferShape as they are, which the NPU allocates by; opkit lint reports that as M016)",
+    )
+
+
+def _with_next_action(report: GraphEntryReport, check: str, next_action: str) -> GraphEntryReport:
+    """The report with the next action of its ``check`` problems replaced: what a project makes of a generic hint."""
+    return replace(report, problems=tuple(replace(p, next_action=next_action) if p.check == check else p for p in report.problems))
+
+
+def output_rule_for(signature: OpSignature, args: tuple, kwargs: dict, shape: tuple[int, ...], dtype: str) -> str | None:
+    """The ``--output`` rule text that gives an output ``shape`` and ``dtype`` on this call: ``like:ARG`` for an
+    input of that shape (``,dtype:D`` where its dtype differs), else ``size:[ARG.N, ...]`` from the inputs' dims."""
+    import torch
+
+    bound = dict(zip((a.name for a in signature.positional_arguments), args)) | dict(kwargs)
+    tensors = [(a.name, bound[a.name]) for a in signature.arguments if isinstance(bound.get(a.name), torch.Tensor)]
+    if not tensors:
+        return None
+    same_shape = [(n, t) for n, t in tensors if tuple(t.shape) == shape]
+    if same_shape:
+        name, tensor = next(((n, t) for n, t in same_shape if str(t.dtype) == f"torch.{dtype}"), same_shape[0])
+        return f"like:{name}" + ("" if str(tensor.dtype) == f"torch.{dtype}" else f",dtype:{dtype}")
+    dims = []
+    for i, size in enumerate(shape):
+        found = next((f"{n}.{i}" for n, t in tensors if t.dim() > i and t.shape[i] == size), None)
+        found = found or next((f"{n}.{j}" for n, t in tensors for j in range(t.dim()) if t.shape[j] == size), None)
+        dims.append(found or str(size))
+    first = tensors[0][1]
+    return f"size:[{', '.join(dims)}]" + ("" if str(first.dtype) == f"torch.{dtype}" else f",dtype:{dtype}")
+
+
+def output_rule_command(project: Project, rules: dict[str, str]) -> str | None:
+    """``opkit new NAME --force --output ...`` with ``rules`` over the recorded ones, when opkit accepts it."""
+    from opkit.generate.spec import SpecError, load_spec, make_spec, options_over
+
+    try:
+        recorded = load_spec(project.root)
+        kept = [str(r) for r in recorded.outputs if r.name not in rules]
+        outputs = [*kept, *(f"{name}={rule}" for name, rule in rules.items())]
+        make_spec(recorded.name, **options_over(recorded, {"outputs": outputs}))
+    except SpecError:
+        return None
+    here = Path.cwd() / recorded.name
+    where = [] if here.exists() and here.resolve() == project.root.resolve() else ["-o", str(project.root)]
+    words = ["opkit", "new", recorded.name, *where, "--force", *(w for o in outputs for w in ("--output", o))]
+    return shlex.join(words)
+
+
+def _with_example_hint(report: GraphEntryReport, project: Project) -> GraphEntryReport:
+    """A reference.py that fails on the schema's sample inputs: the fix is a realistic example, recorded."""
+    if project.reference_file is None:
+        return report
+    return _with_next_action(
+        report,
+        "eager_run",
+        f"reference.py fails on the schema's sample inputs ({'x'.join(map(str, project.sample_shape))} tensors); "
+        f"record a call it takes, checked and kept in opkit.json for verify and the generated test: {save_command(project)} "
+        "(each <name> a Python expression with torch in scope, e.g. torch.randn(2, 8, 64))",
+    )
+
+
 def _verify_loaded(project: Project, chosen, *, backend: str, example, keep_registered: bool, dynamic: bool) -> GraphEntryReport:
     from opkit.verify.check import check_graph_entry
 
     try:
         with registered(project, keep=keep_registered) as (packet, notes, real_kernel):
+            meta_samples: list = []
             if example is not None:
                 notes = [*notes, "sample call: the example arguments given (--example), not the schema's sample inputs"]
+            elif project.examples:
+                # the recorded examples: the first is the call captured, every one is run through the Meta check
+                recorded = [_recorded_example(project, text) for text in project.examples]
+                example, meta_samples = recorded[0], recorded[1:]
+                notes = [*notes, f"sample call: the project's recorded example{'s' if len(recorded) > 1 else ''} (opkit.json examples), not the schema's sample inputs"]
             args, kwargs = example or sample_arguments(project.signature, device=chosen.device, shape=project.sample_shape)
-            with_defaults = None if example else sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
-            return check_graph_entry(
+            if example is None:
+                with_defaults = sample_arguments(project.signature, device=chosen.device, pass_defaults=True, shape=project.sample_shape)
+                meta_samples = [with_defaults] if with_defaults else []
+            report = check_graph_entry(
                 project.overload(packet),
                 args,
                 kwargs,
                 backend=backend,
                 real_kernel=real_kernel,
                 notes=notes,
-                meta_samples=[with_defaults] if with_defaults else (),
+                meta_samples=meta_samples,
                 dynamic=dynamic,
                 isolate=False,
             )
+            report = _with_output_rule_hint(report, project, args, kwargs)
+            return _with_example_hint(report, project) if example is None else report
     except _LoadFailure as failure:
         return GraphEntryReport.failed_before_capture(
             project.qualname, chosen.name, chosen.device, (failure.problem,), emulated=chosen.emulated, notes=tuple(failure.notes)

@@ -347,6 +347,28 @@ REFUSALS = [
     (dict(name="my_op", soc=""), "no SoC given"),
     (dict(name="my_op", soc="ascend910b"), "SoC 'ascend910b' makes msOpGen target the first-generation Ascend 910; name the variant, e.g. ascend910b1 … ascend910b4"),
     (dict(name="my_op", soc="ascend910b1,foo"), "unknown SoC version 'foo'; e.g. ascend910b1, ascend910b2, ascend910b3, ascend910b4, ascend910_9391, ascend310p3, ascend950pr"),
+    # msOpGen would pass an unknown ascend... name through into an OpDef no CANN builds
+    (dict(name="my_op", soc="ascend999"), "unknown SoC version 'ascend999'; e.g. ascend910b1, ascend910b2, ascend910b3, ascend910b4, ascend910_9391, ascend310p3, ascend950pr"),
+    # an empty --schema is a mistake, not a request for the default op
+    (dict(name="my_op", schema=""), "--schema is empty; give the op's signature, e.g. --schema 'my_op(Tensor x) -> Tensor', or leave --schema out for that default"),
+    (dict(name="my_op", schema="  ", inplace=True), "--schema is empty; give the op's signature, e.g. --schema 'my_op(Tensor(a!) x, Tensor y) -> ()', or leave --schema out for that default"),
+    # a store written in place (a cache) stays a mutated argument: no functional twin that drops it
+    (
+        dict(name="my_cache_put", schema="my_cache_put.value(Tensor key, Tensor slots, *, Tensor? lens=None, Tensor(a!) kv_cache) -> Tensor(a!)"),
+        "cannot generate my_cache_put.value: it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; "
+        "return () or fresh tensors; kv_cache is what the op writes in place (a cache or scatter target, not an out= buffer): a functional twin returning a fresh "
+        "tensor would drop it; keep Tensor(a!) kv_cache as a positional argument and return (). Corrected schema: "
+        "my_cache_put(Tensor key, Tensor slots, Tensor(a!) kv_cache, *, Tensor? lens=None) -> () "
+        "(opkit new my_cache_put --schema 'my_cache_put(Tensor key, Tensor slots, Tensor(a!) kv_cache, *, Tensor? lens=None) -> ()')",
+    ),
+    (
+        # named like a scatter op, two stores
+        dict(name="my_scatter", schema="my_scatter.out(Tensor src, Tensor idx, *, Tensor(a!) out, Tensor(b!) out2) -> (Tensor(a!), Tensor(b!))"),
+        Prefix("cannot generate my_scatter.out: it returns a mutated input (-> Tensor(a!)), which automatic functionalization rejects, so it cannot enter an npugraph_ex graph; "
+               "return () or fresh tensors; out, out2 are what the op writes in place (a cache or scatter target, not an out= buffer): a functional twin returning a fresh "
+               "tensor would drop them; keep Tensor(a!) out, out2 as positional arguments and return (). Corrected schema: "
+               "my_scatter(Tensor src, Tensor idx, Tensor(a!) out, Tensor(b!) out2) -> ()"),
+    ),
     (dict(name="my_op", vendor="customize"), "vendor 'customize' is msOpGen's default: packages sharing it overwrite each other; choose a project-specific name"),
     (dict(name="my_op", vendor="bad vendor"), f"vendor name 'bad vendor' {IDENT}"),
     (dict(name="my_op", outputs="q=like:x"), "--output 'q' is not a returned tensor; outputs: out"),
@@ -508,3 +530,19 @@ def test_clashes_combine_other_specs_and_neighbours_but_not_the_op_itself(tmp_pa
     other = make_spec("my_add3", op_type="MyAdd")
     warnings = op_type_clashes(make_spec("my_add"), (other,), beside=tmp_path / "target")
     assert [w.split(":")[0] for w in warnings] == ["OpType MyAdd is also the OpType of my_add3", "OpType MyAdd is also the OpType of my_add2 (" + os.path.relpath(tmp_path / "b" / "opkit.json") + ")"]
+
+
+def test_examples_are_kept_checked_and_made_again():
+    from opkit.generate.spec import options_over, spec_options
+
+    spec = make_spec("my_op", examples=["torch.randn(2, 8)", " {'x': torch.randn(3)} "])
+    assert spec.examples == ("torch.randn(2, 8)", "{'x': torch.randn(3)}")
+    assert spec.to_json()["examples"] == ["torch.randn(2, 8)", "{'x': torch.randn(3)}"]
+    assert spec_from_json(spec.to_json()) == spec
+    assert make_spec("my_op", **spec_options(spec)) == spec  # the template variable's JSON text reads back
+    assert make_spec("my_op", **options_over(spec, {"dtypes": "float"})).examples == spec.examples  # --force keeps them
+    assert "examples" not in make_spec("my_op").to_json()
+    with pytest.raises(SpecError, match=r"--example 'torch.randn\(2,', column \d+: not a Python expression"):
+        make_spec("my_op", examples=["torch.randn(2,"])
+    with pytest.raises(SpecError, match="--example: an empty example"):
+        make_spec("my_op", examples=["  "])

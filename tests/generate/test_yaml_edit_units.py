@@ -209,10 +209,10 @@ def test_a_cann_builtin_optype_is_not_a_clash_here(tmp_path):
     [
         (b"custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: [v2.1, newest]\n", "{path}:2: func 'my_op(Tensor x) -> Tensor' is already declared in 'custom:' with different fields; remove or rename one of them"),
         (b"official:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\ncustom: []\n", "{path}:2: func 'my_op(Tensor x) -> Tensor' is already declared in 'official:'; remove or rename one of them"),
-        (b"custom:\n  - a\n  - func: my_op(Tensor x, Tensor y) -> Tensor\n", "{path}:3: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor x, Tensor y) -> Tensor'; give the new op another name or overload"),
-        (b"official:\n  - func: my_op (Tensor y) -> Tensor\ncustom: []\n", "{path}:2: op 'my_op' is already declared in 'official:' as 'my_op (Tensor y) -> Tensor'; give the new op another name or overload"),
+        (b"custom:\n  - a\n  - func: my_op(Tensor x, Tensor y) -> Tensor\n", "{path}:3: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor x, Tensor y) -> Tensor', and no generation of this project wrote that entry; give the new op another name or overload, or take the old one out: opkit yaml remove {path} my_op"),
+        (b"official:\n  - func: my_op (Tensor y) -> Tensor\ncustom: []\n", "{path}:2: op 'my_op' is already declared in 'official:' as 'my_op (Tensor y) -> Tensor', and no generation of this project wrote that entry; give the new op another name or overload"),
         # the op's name is what precedes the first '(': an alias annotation's '(' is not the end of it
-        (b"custom:\n  - func: my_op(Tensor(a!) x) -> ()\n", "{path}:2: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor(a!) x) -> ()'; give the new op another name or overload"),
+        (b"custom:\n  - func: my_op(Tensor(a!) x) -> ()\n", "{path}:2: op 'my_op' is already declared in 'custom:' as 'my_op(Tensor(a!) x) -> ()', and no generation of this project wrote that entry; give the new op another name or overload, or take the old one out: opkit yaml remove {path} my_op"),
         # composed fine, but not constructed: the file itself is refused, with its place
         (b"custom: []\nx: !!python/name:os.system\n", "{path}:2:4: not valid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'"),
         (b"official: []\n", "{path} has no 'custom:' section (op-plugin's codegen needs all five sections)"),
@@ -225,7 +225,7 @@ def test_a_cann_builtin_optype_is_not_a_clash_here(tmp_path):
         (b"custom: !!str ~\n", "{path}: 'custom:' is not a block list of entries; add the entry by hand"),
         (
             b"custom:\n  - func: b(Tensor x) -> Tensor\n    note: |+\n      text\n",
-            "{path}: opkit cannot place the entry in this layout without changing the document; nothing was written (add it by hand, and please report the file)",
+            "{path}: opkit cannot make this edit in this layout without changing the rest of the document; nothing was written (edit it by hand, and please report the file)",
         ),
         (b"custom: " + b"[" * 1000 + b"]" * 1000 + b"\n", "{path}: nested more than 500 levels deep"),
         (b"\x00\x01", "{path}: binary file (contains NUL bytes)"),

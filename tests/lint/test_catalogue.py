@@ -26,6 +26,7 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "rule_examples.txt"
 def findings_of(tmp_path, scope: str, text: str, selection: Selection = Selection()):
     files, schemas = example_inputs(scope, text)
     for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)  # a project rule's example names files in folders
         (tmp_path / name).write_text(content)
     dialect = Dialect.TORCH_LIBRARY if any("::" in s for s in schemas) else Dialect.OP_PLUGIN
     result = lint([str(tmp_path)] if files else [], schemas=schemas, dialect=dialect, selection=selection, use_cache=False)

@@ -27,3 +27,4 @@ from opkit.lint.rules.registrations import custom_op_rejected  # noqa: F401  M01
 from opkit.lint.rules.registrations import fake_annotation_mismatch  # noqa: F401  M013
 from opkit.lint.rules.registrations import duplicate_registration  # noqa: F401  M014
 from opkit.lint.rules.registrations import fake_returns_input  # noqa: F401  M015
+from opkit.lint.rules.registrations import output_rules_apart  # noqa: F401  M016
