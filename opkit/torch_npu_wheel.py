@@ -53,7 +53,9 @@ ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
 _PACKAGE = "torch_npu/dynamo/npugraph_ex/"
 _INCLUDE = "torch_npu/include/"  # torch_npu's C++ headers: `opkit check` compiles extension launchers against them
-_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE)
+# The op list torch_npu's codegen built its ``npu::`` ops from: ``opkit lint`` recognises them when a file re-declares one
+OPS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
+_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE, OPS_YAML)
 _DOWNLOAD_TIMEOUT_S = 300
 # torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
 _WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
@@ -366,3 +368,38 @@ def include_dir(source: str | None = None) -> Path:
     if not include.is_dir():
         raise WheelUnavailable(f"the torch-npu tree {wheel.root} ({wheel.source}) has no {_INCLUDE}; remove it and run again")
     return include
+
+
+def ops_yaml_location() -> tuple[Path, str | None] | None:
+    """Where torch_npu's op list can be read without downloading or unpacking anything: (the file, or the
+    ``.whl`` holding it, and the member name in it), or None. ``OPKIT_TORCH_NPU`` first, else a tree in the
+    cache (the one matching the installed torch when there are several)."""
+    source = os.environ.get(ENV_VAR)
+    if source:
+        path = Path(source).expanduser()
+        if path.is_file() and path.suffix == ".whl":
+            return path, OPS_YAML
+        return (path / OPS_YAML, None) if (path / OPS_YAML).is_file() else None
+    try:
+        trees = sorted(p for p in cache_root().iterdir() if (p / OPS_YAML).is_file())
+    except OSError:
+        return None
+    if not trees:
+        return None
+    if len(trees) > 1:
+        with contextlib.suppress(Exception):
+            version = torch_npu_version()
+            trees.sort(key=lambda p: not p.name.startswith(version))
+    return trees[0] / OPS_YAML, None
+
+
+def ops_yaml_text(location: tuple[Path, str | None]) -> str | None:
+    """The op list's text at ``location`` (``ops_yaml_location``); None when it cannot be read."""
+    path, member = location
+    try:
+        if member is None:
+            return path.read_text(encoding="utf-8", errors="replace")
+        with zipfile.ZipFile(path) as archive:
+            return archive.read(member).decode("utf-8", errors="replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None

@@ -28,6 +28,11 @@ class SchemaSite:
     # a schema spread over the file (adjacent C++ literals, a raw or triple-quoted string): where each run
     # of its characters starts, (index in text, line, column); empty for a schema on one line
     runs: tuple[tuple[int, int, int], ...] = field(default=(), compare=False, repr=False)
+    # why the op never reaches automatic functionalization (a Functionalize kernel op-plugin's codegen
+    # generates or a file registers, a Tag.inplace/out tag); "" when nothing says so (opkit.lint.op_context)
+    functionalized: str = ""
+    # who already defines the op when this site re-declares it (a test stand-in of torch_npu's ops): "torch_npu"
+    defined_by: str = ""
 
     def place(self, column: int) -> tuple[int, int]:
         """The file (line, column) of the schema's 1-based ``column``."""
@@ -37,8 +42,9 @@ class SchemaSite:
 
     @property
     def is_custom(self) -> bool:
-        """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply."""
-        return self.section in (None, "custom")
+        """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply.
+        Not an op torch_npu already defines that a file re-declares."""
+        return self.section in (None, "custom") and not self.defined_by
 
     @functools.cached_property
     def parsed(self) -> OpSignature | SchemaError:
