@@ -373,17 +373,22 @@ def include_dir(source: str | None = None) -> Path:
 def ops_yaml_location() -> tuple[Path, str | None] | None:
     """Where torch_npu's op list can be read without downloading or unpacking anything: (the file, or the
     ``.whl`` holding it, and the member name in it), or None. ``OPKIT_TORCH_NPU`` first, else a tree in the
-    cache (the one matching the installed torch when there are several)."""
+    cache (the one matching the installed torch when there are several). Never raises: lint goes on without it."""
+    try:
+        return _ops_yaml_location()
+    except OSError:  # an unreadable path: as if there were none
+        return None
+
+
+def _ops_yaml_location() -> tuple[Path, str | None] | None:
     source = os.environ.get(ENV_VAR)
     if source:
         path = Path(source).expanduser()
         if path.is_file() and path.suffix == ".whl":
             return path, OPS_YAML
         return (path / OPS_YAML, None) if (path / OPS_YAML).is_file() else None
-    try:
-        trees = sorted(p for p in cache_root().iterdir() if (p / OPS_YAML).is_file())
-    except OSError:
-        return None
+    root = cache_root()
+    trees = sorted(p for p in root.iterdir() if (p / OPS_YAML).is_file()) if root.is_dir() else []
     if not trees:
         return None
     if len(trees) > 1:
