@@ -48,14 +48,12 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from opkit import cachedir
+from opkit.torch_npu_ops import CACHE_DIR, ENV_VAR, OPS_YAML
 
-ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
 _PACKAGE = "torch_npu/dynamo/npugraph_ex/"
 _INCLUDE = "torch_npu/include/"  # torch_npu's C++ headers: `opkit check` compiles extension launchers against them
-# The op list torch_npu's codegen built its ``npu::`` ops from: ``opkit lint`` recognises them when a file re-declares one
-OPS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
-_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE, OPS_YAML)
+_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE, OPS_YAML)  # OPS_YAML: lint's list of torch_npu's own ops
 _DOWNLOAD_TIMEOUT_S = 300
 # torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
 _WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
@@ -106,7 +104,7 @@ def _layout_error(root: Path, where: str) -> WheelUnavailable:
 
 def cache_root() -> Path:
     """Where unpacked trees are kept: ``torch-npu/`` in opkit's cache directory."""
-    return cachedir.location() / "torch-npu"
+    return cachedir.location() / CACHE_DIR
 
 
 @functools.lru_cache(maxsize=1)
@@ -118,7 +116,7 @@ def _private_root() -> Path:
 
 
 def _root() -> Path:
-    return cachedir.usable("torch-npu") or _private_root()
+    return cachedir.usable(CACHE_DIR) or _private_root()
 
 
 def _version_of_tree(root: Path) -> str:
@@ -369,42 +367,3 @@ def include_dir(source: str | None = None) -> Path:
         raise WheelUnavailable(f"the torch-npu tree {wheel.root} ({wheel.source}) has no {_INCLUDE}; remove it and run again")
     return include
 
-
-def ops_yaml_location() -> tuple[Path, str | None] | None:
-    """Where torch_npu's op list can be read without downloading or unpacking anything: (the file, or the
-    ``.whl`` holding it, and the member name in it), or None. ``OPKIT_TORCH_NPU`` first, else a tree in the
-    cache (the one matching the installed torch when there are several). Never raises: lint goes on without it."""
-    try:
-        return _ops_yaml_location()
-    except OSError:  # an unreadable path: as if there were none
-        return None
-
-
-def _ops_yaml_location() -> tuple[Path, str | None] | None:
-    source = os.environ.get(ENV_VAR)
-    if source:
-        path = Path(source).expanduser()
-        if path.is_file() and path.suffix == ".whl":
-            return path, OPS_YAML
-        return (path / OPS_YAML, None) if (path / OPS_YAML).is_file() else None
-    root = cache_root()
-    trees = sorted(p for p in root.iterdir() if (p / OPS_YAML).is_file()) if root.is_dir() else []
-    if not trees:
-        return None
-    if len(trees) > 1:
-        with contextlib.suppress(Exception):
-            version = torch_npu_version()
-            trees.sort(key=lambda p: not p.name.startswith(version))
-    return trees[0] / OPS_YAML, None
-
-
-def ops_yaml_text(location: tuple[Path, str | None]) -> str | None:
-    """The op list's text at ``location`` (``ops_yaml_location``); None when it cannot be read."""
-    path, member = location
-    try:
-        if member is None:
-            return path.read_text(encoding="utf-8", errors="replace")
-        with zipfile.ZipFile(path) as archive:
-            return archive.read(member).decode("utf-8", errors="replace")
-    except (OSError, KeyError, zipfile.BadZipFile):
-        return None

@@ -10,8 +10,8 @@ is torch_npu's own (re-declared by a test stand-in) rather than a new one (kerne
 - A ``Functionalize`` kernel registered in a linted Python or C++ file serves its op the same way.
 - On torch 2.13, automatic functionalization accepts the aliased returns of ops tagged ``torch.Tag.inplace``
   or ``torch.Tag.out``.
-- torch_npu's own ``npu::`` ops are listed in the wheel's ``npu_native_functions_by_codegen.yaml``; read from
-  ``OPKIT_TORCH_NPU`` or the wheel tree ``opkit verify`` unpacked into opkit's cache, never downloaded here.
+- torch_npu's own ``npu::`` ops are listed in the wheel's ``npu_native_functions_by_codegen.yaml``
+  (``opkit.torch_npu_ops``: read from ``OPKIT_TORCH_NPU`` or a tree in opkit's cache, never downloaded here).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Sequence
 
+from opkit import torch_npu_ops as torch_npu_ops_list
 from opkit.formats.schema_site import SchemaSite
 from opkit.signature import OpSignature, SchemaKind
 
@@ -33,26 +34,30 @@ _CODEGEN_SECTIONS = ("custom", "custom_autograd")
 def annotate(project, sites: Sequence[SchemaSite]) -> list[SchemaSite]:
     """``sites`` with ``functionalized`` and ``defined_by`` set where the project (or torch_npu) says so.
     Only the few sites concerned are parsed and copied: the rest are returned as they are."""
-    notes: dict[int, dict[str, str]] = defaultdict(dict)
-    for i, reason in _codegen_functionalized(sites).items():
-        notes[i]["functionalized"] = reason
+    notes: dict[int, dict[str, str]] = {i: {"functionalized": why} for i, why in _codegen_functionalized(sites).items()}
     kernels = _functionalize_kernels(project)
     torch_npu = None
     for i, site in enumerate(sites):
-        if site.tags and "functionalized" not in notes[i]:
-            tag = next((t for t in site.tags if t in ALIAS_ACCEPTING_TAGS), None)
-            if tag is not None:
-                notes[i]["functionalized"] = f"it is tagged torch.Tag.{tag}, whose aliased returns torch 2.13's automatic functionalization accepts"
-        if kernels and "functionalized" not in notes[i]:
-            where = kernels.get((_namespace(site), _full_name(site))) or kernels.get(("", _full_name(site)))
-            if where is not None:
-                notes[i]["functionalized"] = f"a Functionalize kernel is registered for it ({where})"
+        if site.section is not None and not site.tags:
+            continue  # a yaml entry: only its tags (or the codegen, above) can say more
+        why = _functionalized_here(site, kernels) if i not in notes else ""
+        if why:
+            notes.setdefault(i, {})["functionalized"] = why
         if site.section is None and _namespace(site) == TORCH_NPU_NAMESPACE and site.path != "<schema>":
             if torch_npu is None:
                 torch_npu = torch_npu_ops()
             if _full_name(site) in torch_npu:
-                notes[i]["defined_by"] = "torch_npu"
-    return [dataclasses.replace(site, **notes[i]) if notes.get(i) else site for i, site in enumerate(sites)]
+                notes.setdefault(i, {})["defined_by"] = "torch_npu"
+    return [dataclasses.replace(site, **notes[i]) if i in notes else site for i, site in enumerate(sites)]
+
+
+def _functionalized_here(site: SchemaSite, kernels: dict[tuple[str, str], str]) -> str:
+    """Why the project keeps the op from automatic functionalization's refusal: a tag, a registered kernel."""
+    tag = next((t for t in site.tags if t in ALIAS_ACCEPTING_TAGS), None)
+    if tag is not None:
+        return f"it is tagged torch.Tag.{tag}, whose aliased returns torch 2.13's automatic functionalization accepts"
+    where = kernels.get((_namespace(site), _full_name(site))) or kernels.get(("", _full_name(site))) if kernels else None
+    return f"a Functionalize kernel is registered for it ({where})" if where else ""
 
 
 def _full_name(site: SchemaSite) -> str:
@@ -123,31 +128,12 @@ def _functionalize_kernels(project) -> dict[tuple[str, str], str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _read_torch_npu_ops(location) -> frozenset[str]:
-    from opkit import torch_npu_wheel
-    from opkit.formats.torch_npu_ops import declared_ops
-
-    text = torch_npu_wheel.ops_yaml_text(location)
-    return declared_ops(text) if text is not None else frozenset()
+def _read_torch_npu_ops(where) -> frozenset[str]:
+    text = torch_npu_ops_list.read(where)
+    return torch_npu_ops_list.declared_ops(text) if text is not None else frozenset()
 
 
 def torch_npu_ops() -> frozenset[str]:
     """The names of torch_npu's own ``npu::`` ops, or an empty set when no torch-npu wheel is at hand."""
-    from opkit import torch_npu_wheel
-
-    location = torch_npu_wheel.ops_yaml_location()
-    return _read_torch_npu_ops(location) if location is not None else frozenset()
-
-
-def torch_npu_ops_stamp() -> tuple:
-    """What the torch_npu op list lint would read now: part of the result cache's key."""
-    from opkit import torch_npu_wheel
-
-    location = torch_npu_wheel.ops_yaml_location()
-    if location is None:
-        return ()
-    try:
-        info = location[0].stat()
-    except OSError:
-        return ()
-    return (str(location[0]), location[1], info.st_size, info.st_mtime_ns)
+    where = torch_npu_ops_list.location()
+    return _read_torch_npu_ops(where) if where is not None else frozenset()
