@@ -38,8 +38,8 @@ def annotate(project, sites: Sequence[SchemaSite]) -> list[SchemaSite]:
     kernels = _functionalize_kernels(project)
     torch_npu = None
     for i, site in enumerate(sites):
-        if site.section is not None and not site.tags:
-            continue  # a yaml entry: only its tags (or the codegen, above) can say more
+        if site.section is not None and not site.tags and not kernels:
+            continue  # a yaml entry: only its tags or a registered kernel (or the codegen, above) can say more
         why = _functionalized_here(site, kernels) if i not in notes else ""
         if why:
             notes.setdefault(i, {})["functionalized"] = why

@@ -249,3 +249,11 @@ def test_another_namespace_is_never_torch_npus(tmp_path, monkeypatch):
     project.mkdir()
     found = codes(project, {"mine.py": STAND_IN.replace('"npu"', '"mylib"')})
     assert ("S101", "my_npu_update_") in found and ("M001", "my_npu_cast") in found
+
+
+def test_a_python_functionalize_kernel_serves_a_yaml_entry(tmp_path):
+    yaml_text = YAML_HEAD + entry("my_scale_(Tensor(a!) self, Tensor s) -> Tensor(a!)")
+    meta = 'import torch\nfrom torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_scale_")\ndef my_scale__meta(self, s):\n    return self\n'
+    assert codes(tmp_path, {"op_plugin_functions.yaml": yaml_text, "meta.py": meta}) == [("S101", "my_scale_")]
+    kernel = '\nf = Library("npu", "IMPL", "Functionalize")\n\n@impl(f, "my_scale_")\ndef my_scale__functionalize(self, s):\n    return self\n'
+    assert codes(tmp_path, {"op_plugin_functions.yaml": yaml_text, "meta.py": meta + kernel}) == []
