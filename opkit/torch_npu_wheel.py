@@ -48,12 +48,12 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from opkit import cachedir
+from opkit.torch_npu_ops import CACHE_DIR, ENV_VAR, OPS_YAML
 
-ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
 _PACKAGE = "torch_npu/dynamo/npugraph_ex/"
 _INCLUDE = "torch_npu/include/"  # torch_npu's C++ headers: `opkit check` compiles extension launchers against them
-_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE)
+_KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE, OPS_YAML)  # OPS_YAML: lint's list of torch_npu's own ops
 _DOWNLOAD_TIMEOUT_S = 300
 # torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
 _WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
@@ -104,7 +104,7 @@ def _layout_error(root: Path, where: str) -> WheelUnavailable:
 
 def cache_root() -> Path:
     """Where unpacked trees are kept: ``torch-npu/`` in opkit's cache directory."""
-    return cachedir.location() / "torch-npu"
+    return cachedir.location() / CACHE_DIR
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,7 +116,7 @@ def _private_root() -> Path:
 
 
 def _root() -> Path:
-    return cachedir.usable("torch-npu") or _private_root()
+    return cachedir.usable(CACHE_DIR) or _private_root()
 
 
 def _version_of_tree(root: Path) -> str:
@@ -366,3 +366,4 @@ def include_dir(source: str | None = None) -> Path:
     if not include.is_dir():
         raise WheelUnavailable(f"the torch-npu tree {wheel.root} ({wheel.source}) has no {_INCLUDE}; remove it and run again")
     return include
+

@@ -146,6 +146,7 @@ class CppDef:
     block: Block | None = field(compare=False, default=None)
     kernel: Kernel | None = None  # m.def(schema, kernel): a catch-all kernel
     conditions: Conditions = ()
+    tags: tuple[str, ...] = ()  # m.def(schema, {at::Tag::inplace}): the tags' names
 
     def position(self, index: int) -> tuple[int, int]:
         """File (line, column) of the schema's character ``index`` (0-based)."""
@@ -198,7 +199,7 @@ class CppRegistrationFile:
     def schema_sites(self) -> list[SchemaSite]:
         """Each def's schema where the schema rules see it: torch.library's dialect, the block's namespace."""
         return [
-            SchemaSite(d.schema, self.path, d.line, d.column, Dialect.TORCH_LIBRARY, op_hint=d.qualname.split(".")[0] or None, namespace=d.namespace, runs=d.runs)
+            SchemaSite(d.schema, self.path, d.line, d.column, Dialect.TORCH_LIBRARY, op_hint=d.qualname.split(".")[0] or None, namespace=d.namespace, runs=d.runs, tags=d.tags)
             for d in self.defs
         ]
 
@@ -577,12 +578,15 @@ class _Reader:
             self.result.skipped.append(("def() whose schema is not a string literal", at.line, at.column))
             return
         value, runs, first = schema
-        kernel = self._kernel(args[1]) if len(args) > 1 else None
+        # m.def(schema, {at::Tag::inplace}) / m.def(schema, kernel, {tags}): tags are no kernel
+        tags = tuple(t for rest in args[1:] for t in _tag_names(rest))
+        kernels = [a for a in args[1:] if not _tag_names(a)]
+        kernel = self._kernel(kernels[0]) if kernels else None
         head = value.split("(", 1)[0]
         namespace = head.split("::", 1)[0].strip() if "::" in head else block.namespace
         lead = len(value) - len(value.lstrip())
         line, column = position_in(runs, lead)
-        self.result.defs.append(CppDef(namespace, value, line, column, runs, block, kernel, self.conditions(first)))
+        self.result.defs.append(CppDef(namespace, value, line, column, runs, block, kernel, self.conditions(first), tags))
 
     def _impl(self, block: Block, at: Token, args: list[list[Token]]) -> None:
         if len(args) < 2:
@@ -872,6 +876,11 @@ def _string_argument(toks: list[Token]) -> tuple[str, tuple[tuple[int, int, int]
         runs += [(start + len(value), line, column) for start, line, column in t.runs]
         value += t.value
     return value, tuple(runs), toks[0]
+
+
+def _tag_names(toks: list[Token]) -> list[str]:
+    """The ``at::Tag::X`` / ``torch::Tag::X`` / ``Tag::X`` names an argument lists (``{at::Tag::inplace}``)."""
+    return [toks[k + 2].text for k in range(len(toks) - 2) if toks[k].text == "Tag" and toks[k + 1].text == "::"]
 
 
 def _dispatch_key(texts: list[str]) -> str | None:

@@ -7,8 +7,9 @@ skipped over, and every bracket is matched. After that each question is cheap: w
 (``statements``) or the top-level items of a list (``items``), and the value of a string literal
 (``string_value``). Nothing rescans text already lexed, so reading a file stays linear in its size.
 
-It is a lexer, not a C++ parser: preprocessor directives are read as ordinary text, and ``<``/``>``
-are not brackets (a comma inside template arguments splits an item list).
+It is a lexer, not a C++ parser: preprocessor directives are read as ordinary text (except that a
+directive line outside brackets is a statement of its own, ``#ifdef X`` is never glued to the statement
+after it), and ``<``/``>`` are not brackets (a comma inside template arguments splits an item list).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _CLOSERS = {v: k for k, v in _OPENERS.items()}
 _COMMENT_OR_LITERAL = re.compile(r"//|/\*|[\"']")
 _STRUCTURE = re.compile(r"[()\[\]{};,]")
 _BLOCK_KEYWORD = re.compile(r"(?:^|[^\w])(?:else|do|try)$")
+# A preprocessor directive line (with its backslash continuations).
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _STRING_REST = re.compile(r'(?:[^"\\\n]|\\[\s\S])*"')
 _CHAR_REST = re.compile(r"(?:[^'\\\n]|\\[\s\S])*'")
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
@@ -103,8 +106,39 @@ class CppText:
 
     def statements(self, start: int, end: int) -> list[tuple[int, int]]:
         """The top-level ``;``-separated statements of ``code[start:end]`` as (start, end) offsets, blanks
-        around them trimmed and empty ones left out."""
-        return self._pieces(start, end, ";")
+        around them trimmed and empty ones left out. A directive line outside brackets (``#ifdef X``,
+        ``#endif``) is a statement of its own, starting with ``#``."""
+        pieces = []
+        for piece in self._pieces(start, end, ";"):
+            pieces.extend(self._split_at_directives(*piece))
+        return pieces
+
+    def _split_at_directives(self, start: int, end: int) -> list[tuple[int, int]]:
+        if "#" not in self.code[start:end]:
+            return [(start, end)]
+        pieces, at = [], start
+        line_start = self.code.rfind("\n", 0, start) + 1  # where '^' can match: a piece starts after blanks
+        for m in _DIRECTIVE.finditer(self.code, line_start, end):
+            if self._inside_brackets(at, m.start()):
+                continue  # a directive inside an argument list: left to the statement it sits in
+            pieces += [self.trimmed(at, max(m.start(), at)), self.trimmed(max(m.start(), at), m.end())]
+            at = m.end()
+        pieces.append(self.trimmed(at, end))
+        return [p for p in pieces if p[0] < p[1]]
+
+    def _inside_brackets(self, start: int, offset: int) -> bool:
+        """Whether a bracket opened in ``code[start:offset]`` is still open at ``offset``."""
+        marks = self._marks
+        k = bisect.bisect_left(marks, start)
+        while k < len(marks) and marks[k] < offset:
+            if self.code[marks[k]] in _OPENERS:
+                close = self.closing(marks[k])
+                if close > offset:
+                    return True
+                k = bisect.bisect_right(marks, close, k)
+                continue
+            k += 1
+        return False
 
     def items(self, start: int, end: int) -> list[tuple[int, int]]:
         """The top-level ``,``-separated items of ``code[start:end]`` (an argument or initializer list)."""

@@ -36,7 +36,7 @@ _NO_SCHEMA_MEANING = frozenset(
     SetGenBuildOptions AutoContiguous IgnoreContiguous DynamicCompileStaticFlag DynamicFormatFlag
     DynamicRankSupportFlag DynamicShapeSupportFlag NeedCheckSupportFlag PrecisionReduceFlag ExtendCfgInfo
     Comment OutputShapeDependOnCompute InitValue Version DataTypeForBinQuery FormatForBinQuery OpKernelLib KernelSo
-    UserDefined""".split()
+    UserDefined MC2 HcclGroup HcclServerType""".split()
 )
 
 
@@ -221,7 +221,8 @@ class _OpDefSource:
         body_end = cpp.closing(body_start)
         reader = _OpDefReader(path, cpp, self)
         for start, end in cpp.statements(body_start + 1, body_end):
-            reader.statement(start, end)
+            if code[start] != "#":  # #ifdef/#endif: both arms' declarations are read
+                reader.statement(start, end)
         schema, schema_line = self.schema_comment
         return SourceOp(
             path=path, kind="OpDef C++", op_type=op_type, inputs=reader.tensors("Input"), outputs=reader.tensors("Output"),
@@ -351,8 +352,12 @@ class _OpDefReader:
                 items = self._list(call)
                 if items is not None:
                     d[call.name] = [_format(i, self.path, call.line) for i in items]
-            elif call.name == "UnknownShapeFormat":
-                self._list(call)  # read (it must be well-formed), not kept: it repeats Format
+            elif call.name in ("UnknownShapeFormat", "UnknownShapeFormatList"):
+                items = self._list(call)  # the formats of dynamic shapes: checked (O003), not kept
+                if items is not None:
+                    formats = [_format(i, self.path, call.line) for i in items]
+                    if call.name == "UnknownShapeFormat":
+                        d["UnknownShapeFormat"] = formats
             elif call.name == "Scalar":
                 d["scalar"] = True
             elif call.name == "ValueDepend":
@@ -419,9 +424,7 @@ class _OpDefReader:
         if optional and value is None and not unread and attr_type not in msopgen.NONE_ATTR_DEFAULTS:
             raise AdoptError(f"OPTIONAL attr '{name}' has no default value", path=self.path, line=head.line)
         if not optional and (value is not None or unread):
-            if not unread:
-                self.skipped.append(Skipped(head.line, f"the value of REQUIRED attr '{name}' is not a default; it stays required"))
-            value, unread = None, ""
+            value, unread = None, ""  # AttrType(REQUIRED).Int(0): a common idiom; the value is no default, the attr stays required
         self.attrs.append(SourceAttr(name, attr_type, optional, value, head.line, unread_default=unread))
 
     def tensors(self, kind: str, descriptors: dict[tuple[str, str], dict] | None = None) -> tuple[SourceTensor, ...]:
@@ -437,7 +440,7 @@ class _OpDefReader:
             if not any(dtypes) and not any(other.get("unread") for other in descriptors.values()):
                 raise AdoptError(f"{kind.lower()} '{d['name']}' declares no DataType for every column", path=self.path, line=d["line"])
             declared = (len(d.get("DataType", ())), len(d.get("Format", ())))
-            out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"], declared))
+            out.append(SourceTensor(d["name"], d["param_type"], dtypes, formats, d.get("scalar", False), d.get("value_depend", False), d.get("follow", ""), d["line"], declared, len(d.get("UnknownShapeFormat", ()))))
         return tuple(out)
 
 

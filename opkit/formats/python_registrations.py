@@ -50,6 +50,7 @@ IMPL = frozenset({"torch.library.impl"})
 CUSTOM_OP = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
 REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract"})
 META_KEY = "Meta"
+FUNCTIONALIZE_KEY = "Functionalize"
 
 # Registration helpers of the ecosystem whose shape is known, by where they are imported from → the
 # namespace of the library they define in when ``target_lib`` is not given. Both take
@@ -252,6 +253,9 @@ class RegistrationFile:
     # Ops a known helper defines here whose op_func opkit cannot read (defined in no linted module):
     # they exist, with a schema opkit does not know.
     unread_ops: list[str] = field(default_factory=list)
+    # Functionalize kernels registered (``m.impl("my_op_", fn, "Functionalize")``): (namespace, op, line, column);
+    # torch uses them instead of automatic functionalization
+    functionalize_kernels: list[tuple[str, str, int, int]] = field(default_factory=list)
     structure_errors: list[InputError] = field(default_factory=list)
 
     def schema_sites(self) -> list[SchemaSite]:
@@ -259,7 +263,7 @@ class RegistrationFile:
         sites = list(self.defined_schemas)
         for op in self.custom_ops:
             if op.schema is not None:  # M012 reports the others
-                sites.append(SchemaSite(op.schema, self.path, op.line, op.column, Dialect.TORCH_LIBRARY, op_hint=op.name, inferred=True))
+                sites.append(SchemaSite(op.schema, self.path, op.line, op.column, Dialect.TORCH_LIBRARY, op_hint=op.name, inferred=True, tags=op.tags))
         return sites
 
 
@@ -923,6 +927,17 @@ def module_names(text: str) -> _Names:
     return _Names([node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))])
 
 
+def _tag_names(call: ast.Call) -> tuple[str, ...]:
+    """The names of the ``tags=`` a define or custom_op passes: ``torch.Tag.inplace``, ``(Tag.out, ...)``."""
+    return _tags(next((k.value for k in call.keywords if k.arg == "tags"), None))
+
+
+def _tags(node: ast.expr | None) -> tuple[str, ...]:
+    """The tag names an expression gives: one ``torch.Tag.x``, or a tuple/list/set of them."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node] if node is not None else []
+    return tuple(i.attr for i in items if isinstance(i, ast.Attribute) and isinstance(i.value, (ast.Attribute, ast.Name)) and getattr(i.value, "attr", getattr(i.value, "id", "")) == "Tag")
+
+
 def _split_qualname(qualname: str) -> tuple[str, str]:
     ns, sep, name = qualname.partition("::")
     return (ns, name) if sep else ("", qualname)
@@ -1009,7 +1024,7 @@ class _Loader:
         located = _string_runs(self.source_lines, node)
         if located is None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a literal opkit cannot place per character
-                self.result.defined_schemas.append(SchemaSite(node.value.strip(), self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY, namespace=lib.namespace))
+                self.result.defined_schemas.append(SchemaSite(node.value.strip(), self.path, node.lineno, node.col_offset + 2, Dialect.TORCH_LIBRARY, namespace=lib.namespace, tags=_tag_names(call)))
             return
         value, runs = located
         # torch skips the blanks around a schema (TorchAir writes ``define("""\n  name(...) -> None\n""")``)
@@ -1017,7 +1032,7 @@ class _Loader:
         text = value.strip()
         runs = _shifted(runs, lead)
         line, column = runs[0][1], runs[0][2]
-        self.result.defined_schemas.append(SchemaSite(text, self.path, line, column, Dialect.TORCH_LIBRARY, namespace=lib.namespace, runs=runs if len(runs) > 1 else ()))
+        self.result.defined_schemas.append(SchemaSite(text, self.path, line, column, Dialect.TORCH_LIBRARY, namespace=lib.namespace, runs=runs if len(runs) > 1 else (), tags=_tag_names(call)))
 
     def _custom_op(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr) -> None:
         if not (isinstance(dec, ast.Call) and self.names.qualify(dec.func) in CUSTOM_OP):
@@ -1041,13 +1056,22 @@ class _Loader:
                 schema = infer_schema(function, mutates, qualname, self.names)
             except NotInferable as exc:
                 problem = str(exc)
-        op = CustomOp(ns, name, function, mutates, explicit, schema, problem, dec.lineno, dec.col_offset + 1)
+        op = CustomOp(ns, name, function, mutates, explicit, schema, problem, dec.lineno, dec.col_offset + 1, tags=_tag_names(dec))
         self.custom_ops[fn.name] = op
         self.result.custom_ops.append(op)
 
     def _meta_key(self, explicit: str | None, lib: LibraryObject | None) -> bool:
-        key = explicit if explicit else (lib.dispatch_key if lib else "")
-        return key == META_KEY
+        return self._key(explicit, lib) == META_KEY
+
+    @staticmethod
+    def _key(explicit: str | None, lib: LibraryObject | None) -> str:
+        return explicit if explicit else (lib.dispatch_key if lib else "")
+
+    def _functionalize(self, explicit: str | None, lib: LibraryObject | None, namespace: str, ops, at: ast.AST) -> None:
+        """Record the ops of a registration for the Functionalize key."""
+        if self._key(explicit, lib) == FUNCTIONALIZE_KEY:
+            for op in ops:
+                self.result.functionalize_kernels.append((namespace, op, at.lineno, at.col_offset + 1))
 
     def _add(self, namespace: str, op: str, style: str, function: Function, node: ast.AST, custom_op: CustomOp | None = None) -> None:
         # A decorator sits in the branches of its function's ``def``, a call in those of its statement.
@@ -1079,11 +1103,15 @@ class _Loader:
                 if self._meta_key(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
                     for op in self._bound_strs(_arg(dec, 1, "name"), binding):
                         self._add(lib.namespace, op, "meta", function, at)
+                self._functionalize(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib, lib.namespace, self._bound_strs(_arg(dec, 1, "name"), binding), at)
             elif isinstance(first, ast.Constant) and isinstance(first.value, str):  # impl("ns::op", "Meta")
                 types = _arg(dec, 1, "types")
                 keys = [e.value for e in (types.elts if isinstance(types, (ast.Tuple, ast.List)) else [types]) if isinstance(e, ast.Constant)]
                 if META_KEY in keys:
                     self._add(*_split_qualname(first.value), "meta", function, at)
+                if FUNCTIONALIZE_KEY in keys:
+                    ns, name = _split_qualname(first.value)
+                    self._functionalize(FUNCTIONALIZE_KEY, None, ns, [name], at)
         elif callee in REGISTER_FAKE:
             self._fake_target(_arg(dec, 0, "op"), function, at, binding)
         elif isinstance(dec.func, ast.Attribute) and dec.func.attr == "impl" and getattr(dec.func.value, "id", None) in self.libraries:
@@ -1091,6 +1119,7 @@ class _Loader:
             if self._meta_key(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib):
                 for op in self._bound_strs(_arg(dec, 0, "op_name"), binding):
                     self._add(lib.namespace, op, "meta", function, at)
+            self._functionalize(self._bound_str(_arg(dec, 2, "dispatch_key"), binding), lib, lib.namespace, self._bound_strs(_arg(dec, 0, "op_name"), binding), at)
 
     def _fake_target(self, target: ast.expr | None, function: Function, node: ast.AST, binding: dict[str, ast.expr] | None = None) -> None:
         binding = binding or {}
@@ -1116,6 +1145,7 @@ class _Loader:
             if function is not None and self._meta_key(self._bound_str(_arg(call, 2, "dispatch_key"), binding), lib):
                 for op in self._bound_strs(_arg(call, 0, "op_name"), binding):
                     self._add(lib.namespace, op, "meta", function, at)
+            self._functionalize(self._bound_str(_arg(call, 2, "dispatch_key"), binding), lib, lib.namespace, self._bound_strs(_arg(call, 0, "op_name"), binding), at)
         elif self.names.qualify(call.func) in REGISTER_FAKE:
             function = self._function_of(_arg(call, 1, "func"), binding)
             if function is not None:
@@ -1244,7 +1274,7 @@ class _Loader:
         op = CustomOp(
             namespace, op_name, function, mutates, None, schema, problem, at.lineno, at.col_offset + 1,
             helper=helper, function_path=function_path, dispatch_key=self._bound_str(argument("dispatch_key"), binding),
-            tags=tuple(e.attr for e in (tags.elts if isinstance(tags, (ast.Tuple, ast.List)) else ()) if isinstance(e, ast.Attribute)),
+            tags=_tags(tags),
         )  # fmt: skip
         self.custom_ops[f"<{helper}:{at.lineno}:{at.col_offset}:{op_name}>"] = op  # no Python name rebinds to it
         self.result.custom_ops.append(op)

@@ -31,6 +31,11 @@ class SchemaSite:
     # inferred from a Python function's annotations (custom_op, a registration helper): the argument
     # order is the function's own, and no op-plugin/aclnn codegen reads the schema
     inferred: bool = False
+    # why the op never reaches automatic functionalization (a Functionalize kernel op-plugin's codegen
+    # generates or a file registers, a Tag.inplace/out tag); "" when nothing says so (opkit.lint.op_context)
+    functionalized: str = ""
+    # who already defines the op when this site re-declares it (a test stand-in of torch_npu's ops): "torch_npu"
+    defined_by: str = ""
 
     def place(self, column: int) -> tuple[int, int]:
         """The file (line, column) of the schema's 1-based ``column``."""
@@ -40,8 +45,9 @@ class SchemaSite:
 
     @property
     def is_custom(self) -> bool:
-        """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply."""
-        return self.section in (None, "custom")
+        """A new op being onboarded (custom: section, --schema, a custom_op): the graph-entry rules apply.
+        Not an op torch_npu already defines that a file re-declares."""
+        return self.section in (None, "custom") and not self.defined_by
 
     @functools.cached_property
     def parsed(self) -> OpSignature | SchemaError:

@@ -40,6 +40,7 @@ class SourceTensor:
     follow: str = ""  # OpDef .Follow("x"): dtype, format and shape follow input x
     line: int = 0
     declared: tuple[int, int] = (0, 0)  # OpDef: lengths of its DataType and Format lists as written (0: none)
+    unknown_shape_formats: int = 0  # OpDef: length of its UnknownShapeFormat list as written (0: none)
 
 
 @dataclass(frozen=True)

@@ -44,4 +44,6 @@ def _all_schema_sites(project: LintProject) -> tuple[SchemaSite, ...]:
     sites = list(project.schema_sites)
     for source in (*project.yaml_files, *project.python_files, *project.msopgen_files, *project.cpp_files):
         sites.extend(source.schema_sites())
-    return tuple(sites)
+    from opkit.lint.op_context import annotate
+
+    return tuple(annotate(project, sites))

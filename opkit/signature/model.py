@@ -387,6 +387,40 @@ class OpSignature:
             return SchemaKind.MUTABLE
         return SchemaKind.FUNCTIONAL
 
+    @functools.cached_property
+    def grouping_signature(self) -> str:
+        """torchgen's ``FunctionSchema.signature()``, printed: what a functional op and its in-place, out= and
+        mutable variants share (``x_functional`` pairs with ``x``). op-plugin's codegen groups ``custom:`` entries by it and generates a
+        ``Functionalize`` kernel for each mutating member of a group that holds a functional op.
+
+        Kept exactly: the overload and the in-place ``_`` go, out= arguments and a TensorOptions group
+        (``dtype, layout, device, pin_memory``) go, annotations and return names go (defaults stay), and a
+        written ``self``, out= or post-``self`` argument that no return aliases becomes a trailing return."""
+        positional = self.positional_arguments
+        self_index = next((i for i, a in enumerate(positional) if a.name == "self"), None)
+        kwargs = [a for a in self.kwarg_only_arguments if not (a.kwarg_only and a.is_mutated)]
+        names = [a.name for a in kwargs]
+        for i in range(len(kwargs) - 3):
+            if names[i : i + 4] == ["dtype", "layout", "device", "pin_memory"]:
+                del kwargs[i : i + 4]
+                break
+
+        def plain(a: Argument) -> str:
+            default = "0.5" if a.name == "p" and (self.name, self.overload) == ("bernoulli", "p") else a.default  # as torchgen
+            return f"{a.type} {a.name}" + ("" if default is None else f"={default}")
+
+        args = [plain(a) for a in positional] + (["*"] + [plain(a) for a in kwargs] if kwargs else [])
+        written = (
+            ([positional[self_index]] if self_index is not None else [])
+            + list(self.out_arguments)
+            + list(positional[(self_index + 1) if self_index is not None else 0 :])
+        )
+        extra = [a.type for a in written if a.is_mutated and not any(a.alias == r.alias for r in self.returns)]
+        returns = [str(r.type) for r in self.returns] + [str(t) for t in extra]
+        ret = returns[0] if len(returns) == 1 else f"({', '.join(returns)})"
+        base = self.base_name.removesuffix("_functional")  # torchgen's functional overload of a mutable op
+        return f"{base}({', '.join(args)}) -> {ret}"
+
     # -- returns -------------------------------------------------------------------------------
     @functools.cached_property
     def returned_mutated_arguments(self) -> tuple[Argument, ...]:

@@ -123,16 +123,18 @@ def test_o004_each_opdef_without_a_soc_at_its_class_line(tmp_path):
 # O101..O105: the OpDef against the schema of its OpType.
 def test_o101_missing_and_extra_inputs(tmp_path):
     cls = "// the OpDef of my_op\n" + opdef("MyOp", X, desc("Input", "bias"), desc("Input", "scale"), OUT)
-    assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w, Scalar alpha, int k) -> Tensor",)) == [
-        (2, 1, "MyOp: tensor argument(s) w, alpha of my_op have no OpDef input"),  # at the class
-        (7, 1, "MyOp: OpDef input(s) bias, scale are no tensor argument of my_op"),  # at the first input named
+    # three operands and three inputs: aclnn passes them by position, so names alone are O106 notes
+    assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w, Scalar alpha, int k) -> Tensor",)) == []
+    assert [line for line, _, _ in found(tmp_path, "O106", cls, schemas=("my_op(Tensor x, Tensor w, Scalar alpha, int k) -> Tensor",))] == [7, 8]
+    assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w, Scalar alpha, Tensor z) -> Tensor",)) == [
+        (2, 1, "MyOp: my_op passes 4 tensor(s) (x, w, alpha, z), the OpDef declares 3 input(s) (x, bias, scale): w, alpha, z have no OpDef input"),  # at the class
     ]
 
 
 def test_o101_extra_only_at_the_first_extra_input(tmp_path):
     cls = opdef("MyOp", X, desc("Input", "w"), desc("Input", "bias"), OUT)
     assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w) -> Tensor",)) == [
-        (7, 1, "MyOp: OpDef input(s) bias are no tensor argument of my_op"),
+        (7, 1, "MyOp: my_op passes 2 tensor(s) (x, w), the OpDef declares 3 input(s) (x, w, bias): bias is no tensor argument"),
     ]
     assert found(tmp_path, "O101", cls, schemas=("my_op(Tensor x, Tensor w, Tensor bias) -> Tensor",)) == []
 
@@ -257,10 +259,10 @@ def test_an_opdef_is_paired_through_the_exec_of_a_yaml_entry(tmp_path):
     without exec or without func pair by name only."""
     cls = opdef("SwiGlu", X, OUT)
     assert found(tmp_path, "O101", cls, yaml=YAML.format(exec="aclnnSwiGlu")) == [
-        (1, 1, "SwiGlu: tensor argument(s) w of npu_swiglu have no OpDef input"),
+        (1, 1, "SwiGlu: npu_swiglu passes 2 tensor(s) (x, w), the OpDef declares 1 input(s) (x): w has no OpDef input"),
     ]
     assert found(tmp_path, "O101", cls, yaml=YAML.format(exec="aclnnSwiGlu, x, w, dim, out")) == [
-        (1, 1, "SwiGlu: tensor argument(s) w of npu_swiglu have no OpDef input"),
+        (1, 1, "SwiGlu: npu_swiglu passes 2 tensor(s) (x, w), the OpDef declares 1 input(s) (x): w has no OpDef input"),
     ]
     assert found(tmp_path, "O101", cls, yaml=YAML.format(exec="aclnnOther")) == []
     assert found(tmp_path, "O101", cls, yaml=YAML.format(exec="'[1]'")) == []

@@ -89,7 +89,8 @@ def test_s101_names_every_returned_mutated_argument():
         (
             1,
             "custom op returns x, y through an alias annotation; automatic functionalization rejects it, so it cannot enter an npugraph_ex graph",
-            "return () (or fresh tensors) and keep Tensor(a!) on the mutated argument",
+            "return () (or fresh tensors) and keep Tensor(a!) on the mutated argument; or tag it torch.Tag.inplace / "
+            "torch.Tag.out (torch 2.13 accepts their aliased returns), or register a Functionalize kernel for it",
         )
     ]
 

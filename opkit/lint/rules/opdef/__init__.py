@@ -17,3 +17,4 @@ from opkit.lint.rules.opdef import param_type_mismatch  # noqa: F401  O102
 from opkit.lint.rules.opdef import input_order  # noqa: F401  O103
 from opkit.lint.rules.opdef import output_count  # noqa: F401  O104
 from opkit.lint.rules.opdef import inplace_without_output  # noqa: F401  O105
+from opkit.lint.rules.opdef import input_name_differs  # noqa: F401  O106

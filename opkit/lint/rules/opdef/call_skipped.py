@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for
 _X = 'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND})'
 
 
-@rule("O001", "opdef-call-skipped", severity=Severity.WARNING, scope="opdef",
+@rule("O001", "opdef-call-skipped", severity=Severity.INFO, scope="opdef",
     example=opdef_example(_X + ".Frobnicate(2);"),
     fixed=opdef_example(_X + ";"),
 )
@@ -27,6 +27,8 @@ def call_skipped(file: OpDefFile) -> Iterator[Violation]:
     OpAICoreConfig blocks) and the calls that carry nothing a PyTorch schema needs (tiling, infer
     functions, kernel flags). Anything else is listed here, never skipped silently: check that it does
     not change the op's inputs, outputs or attrs, since `opkit new --from` and the O1xx rules ignore it.
+    A note, not a warning: the code is valid CANN (a helper, a computed list, a loop); only opkit's
+    reading of it is partial.
     """
     for op in file.ops:
         for skipped in op.skipped:

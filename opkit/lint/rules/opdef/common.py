@@ -98,3 +98,13 @@ def _exec_op_types(project: LintProject) -> dict[tuple[str, int], str]:
 def operand_arguments(sig: OpSignature):
     """The schema's kernel inputs, in order: tensors, tensor lists and Scalar operands."""
     return [a for a in sig.arguments if a.type.is_input]
+
+
+def input_pairs(sig: OpSignature, op: SourceOp) -> list[tuple]:
+    """(schema argument, OpDef input) pairs: by name where every argument has its input, else by position,
+    which is how aclnn passes them (``bias_opt`` is the input ``bias`` at its place)."""
+    arguments = operand_arguments(sig)
+    inputs = {t.name: t for t in op.inputs}
+    if all(a.name in inputs for a in arguments):
+        return [(a, inputs[a.name]) for a in arguments]
+    return list(zip(arguments, op.inputs)) if len(arguments) == len(op.inputs) else [(a, inputs[a.name]) for a in arguments if a.name in inputs]

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.opdef.common import opdef_example, operand_arguments, pairs
+from opkit.lint.rules.opdef.common import input_pairs, opdef_example, operand_arguments, pairs
 from opkit.lint.project import LintProject
 
 _X = 'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});'
@@ -24,10 +24,8 @@ def param_type_mismatch(project: LintProject) -> Iterator[Violation]:
     ``Tensor(a!)[]`` or a ``Tensor[]`` return is a DYNAMIC output.
     """
     for file, op, sig in pairs(project):
-        inputs = {t.name: t for t in op.inputs}
-        for a in operand_arguments(sig):
-            t = inputs.get(a.name)
-            if t is not None and t.param_type != a.type.msopgen_param_type:
+        for a, t in input_pairs(sig, op):
+            if t.param_type != a.type.msopgen_param_type:
                 yield Violation(f"{op.op_type}: input '{a.name}' is {t.param_type.upper()} but the schema declares '{a.type} {a.name}' ({a.type.msopgen_param_type.upper()})", line=t.line, path=file.path, op=op.op_type)
         outputs = {t.name: t for t in op.outputs}
         expected = {a.name: a.type.is_list for a in sig.mutated_arguments}

@@ -18,17 +18,24 @@ _W = 'this->Input("w").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::
     fixed="# schema: my_op(Tensor x, Tensor w) -> Tensor\n# file: my_op.cpp\n" + opdef_example(_X + "\n        " + _W),
 )
 def tensor_argument_mismatch(project: LintProject) -> Iterator[Violation]:
-    """A tensor argument of the schema has no OpDef input of its name, or an OpDef input no argument.
+    """The schema passes another number of tensors than the OpDef declares inputs.
 
     ``exec: aclnn<Op>`` passes the schema's tensors to the API the OpDef generates, by position: a
-    tensor the OpDef does not declare, or an input the schema never passes, is a wrong call.
+    tensor the OpDef does not declare, or an input the schema never passes, is a wrong call. Names
+    alone do not matter to the call (``bias_opt`` beside ``bias`` is the same operand): O106 notes them.
     """
     for file, op, sig in pairs(project):
         arguments = [a.name for a in operand_arguments(sig)]
         inputs = [t.name for t in op.inputs]
+        if len(arguments) == len(inputs):
+            continue
         missing = [n for n in arguments if n not in inputs]
         extra = [n for n in inputs if n not in arguments]
-        if missing:
-            yield Violation(f"{op.op_type}: tensor argument(s) {', '.join(missing)} of {sig.full_name} have no OpDef input", line=op.line, path=file.path, op=op.op_type)
-        if extra:
-            yield Violation(f"{op.op_type}: OpDef input(s) {', '.join(extra)} are no tensor argument of {sig.full_name}", line=next(t.line for t in op.inputs if t.name == extra[0]), path=file.path, op=op.op_type)
+        counts = f"{sig.full_name} passes {len(arguments)} tensor(s) ({', '.join(arguments) or 'none'}), the OpDef declares {len(inputs)} input(s) ({', '.join(inputs) or 'none'})"
+        if len(arguments) > len(inputs):
+            named = f": {', '.join(missing)} {'has' if len(missing) == 1 else 'have'} no OpDef input" if missing else ""
+            yield Violation(f"{op.op_type}: {counts}{named}", line=op.line, path=file.path, op=op.op_type)
+        else:
+            named = f": {', '.join(extra)} {'is' if len(extra) == 1 else 'are'} no tensor argument" if extra else ""
+            line = next((t.line for t in op.inputs if t.name in extra), op.inputs[len(arguments)].line)
+            yield Violation(f"{op.op_type}: {counts}{named}", line=line, path=file.path, op=op.op_type)

@@ -25,13 +25,18 @@ if TYPE_CHECKING:  # the C++ reader is imported when a C++ file is read, not for
     ),
 )
 def type_format_length(file: OpDefFile) -> Iterator[Violation]:
-    """A descriptor's DataType and Format lists have different lengths (and neither has one item).
+    """A descriptor's DataType and Format (or UnknownShapeFormat) lists have different lengths (and neither has one item).
 
     Each position pairs one dtype with one format; a list of one is broadcast to the other's length,
     other mismatches leave columns without a dtype or a format (J009's rule for a prototype JSON).
+    ``UnknownShapeFormat`` gives the formats of the same columns for dynamic shapes: CANN checks its
+    length against the dtypes when it loads the op, so a mismatch fails at op init, not at build time.
     """
     for op in file.ops:
         for t in (*op.inputs, *op.outputs):
             types, formats = t.declared
             if types and formats and types != formats and 1 not in (types, formats):
                 yield Violation(f"{op.op_type}: '{t.name}' lists {types} DataType but {formats} Format entries", line=t.line, op=op.op_type)
+            unknown = t.unknown_shape_formats
+            if types and unknown and types != unknown and 1 not in (types, unknown):
+                yield Violation(f"{op.op_type}: '{t.name}' lists {types} DataType but {unknown} UnknownShapeFormat entries: CANN rejects the op when it loads it", line=t.line, op=op.op_type)

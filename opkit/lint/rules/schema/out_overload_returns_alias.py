@@ -21,9 +21,12 @@ def out_overload_returns_alias(site: SchemaSite) -> Iterator[Violation]:
     overload cannot enter an npugraph_ex graph. That is ATen's convention for ``.out`` overloads and
     not the graph-entry path: graph code calls the functional overload, which functionalization
     pairs with the out= one. Make sure a functional overload exists and is the one models call.
+    Silent where a ``Functionalize`` kernel serves the overload (op-plugin's codegen generates one when
+    its functional twin is in ``custom:``; or a linted file registers one) or it is tagged ``torch.Tag.out``:
+    then it can enter a graph itself.
     """
     sig = site.signature
-    if sig is None or not is_out_convention(sig):
+    if sig is None or not is_out_convention(sig) or site.functionalized:
         return
     outs = ", ".join(a.name for a in sig.out_arguments)
     yield Violation(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from opkit.lint.finding import Severity, Violation
 from opkit.lint.registry import rule
-from opkit.lint.rules.schema.common import is_out_convention
+from opkit.lint.rules.schema.common import functionalization_remedies, is_out_convention
 from opkit.formats.schema_site import SchemaSite
 
 
@@ -22,9 +22,15 @@ def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     operator whose output has alias annotations"). ``torch._dynamo.explain`` still reports one graph,
     so the failure only shows at AOT compile time. Return ``()`` or fresh tensors instead. An out=
     overload in ATen's convention (``*, Tensor(a!) out) -> Tensor(a!)``) is S108 instead.
+
+    Silent where the op never reaches automatic functionalization or it accepts the alias: op-plugin's
+    codegen generates a ``Functionalize`` kernel for a ``custom:`` in-place/out=/mutable entry whose
+    functional twin (same torchgen ``signature()``, e.g. ``my_op_(Tensor(a!) self) -> Tensor(a!)`` beside
+    ``my_op(Tensor self) -> Tensor``) is in the file; a linted file registers a ``Functionalize`` kernel
+    for it; or it is tagged ``torch.Tag.inplace`` / ``torch.Tag.out`` (torch 2.13).
     """
     sig = site.signature
-    if sig is None or not sig.returns_alias or is_out_convention(sig):
+    if sig is None or not sig.returns_alias or is_out_convention(sig) or site.functionalized:
         return
     known = {s for a in sig.arguments if a.alias is not None for s in a.alias.sets}
     if not any(r.alias is not None and known.intersection(r.alias.sets) for r in sig.returns):
@@ -32,5 +38,5 @@ def returns_mutated_input(site: SchemaSite) -> Iterator[Violation]:
     aliased = ", ".join(a.name for a in sig.returned_mutated_arguments) or "an input"
     yield Violation(
         f"custom op returns {aliased} through an alias annotation; automatic functionalization rejects it, so it cannot enter an npugraph_ex graph",
-        hint="return () (or fresh tensors) and keep Tensor(a!) on the mutated argument",
+        hint=f"return () (or fresh tensors) and keep Tensor(a!) on the mutated argument; {functionalization_remedies(site)}",
     )
