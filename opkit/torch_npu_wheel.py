@@ -40,7 +40,6 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from opkit import cachedir
+from opkit.subprocess_safety import clean_cwd, python_argv, python_env
 
 ENV_VAR = "OPKIT_TORCH_NPU"
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
@@ -317,9 +317,11 @@ def _from_path(source: str) -> Wheel:
 
 def _download(version: str, dest: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="opkit-torch-npu-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", f"torch-npu=={version}", "-d", tmp]
+        # pip from opkit's Python, never ./pip/ of the working directory; wheels only: an sdist would run its setup.py
+        cmd = python_argv("-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", f"torch-npu=={version}", "-d", tmp)
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=_DOWNLOAD_TIMEOUT_S)
+            with clean_cwd() as cwd:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=_DOWNLOAD_TIMEOUT_S, cwd=cwd, env=python_env(), stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise WheelUnavailable(f"pip download torch-npu=={version} took over {_DOWNLOAD_TIMEOUT_S} s") from None
         wheels = sorted(Path(tmp).glob("torch_npu-*.whl"))

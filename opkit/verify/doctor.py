@@ -74,9 +74,12 @@ def _dist_version(name: str) -> str | None:
 
 
 def _probe(env_overrides: dict[str, str] | None = None, timeout: float = 120.0) -> tuple[dict | None, str]:
-    env = dict(os.environ, **(env_overrides or {}))
+    from opkit.subprocess_safety import clean_cwd, python_argv, python_env
+
+    env = python_env(dict(os.environ, **(env_overrides or {})))
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, env=env)
+        with clean_cwd() as cwd:  # never the working directory's ./json.py or ./torch/
+            proc = subprocess.run(python_argv("-c", _PROBE), capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
     for line in proc.stdout.splitlines():
