@@ -276,7 +276,7 @@ def test_a_wheel_file_not_named_as_a_torch_npu_wheel_is_refused(cache, tmp_path,
     with pytest.raises(WheelUnavailable) as err:
         wheel._from_path(str(whl))
     assert str(err.value) == f"{name} is not a torch-npu wheel file name (torch_npu-VERSION-PYTHON-ABI-PLATFORM.whl)"
-    assert not any(p.suffix != ".lock" for p in (cache / "torch-npu").iterdir())
+    assert not any(p.suffix != ".lock" and p.name != "CACHEDIR.TAG" for p in (cache / "torch-npu").iterdir())
 
 
 def test_a_wheel_path_with_a_tilde_is_expanded(cache, tmp_path, monkeypatch):
@@ -459,7 +459,7 @@ def test_a_member_that_differs_from_its_record_hash_is_refused_and_nothing_unpac
     with pytest.raises(WheelUnavailable) as err:
         wheel._from_path(str(whl))
     assert str(err.value) == f"{WHL}: torch_npu/dynamo/npugraph_ex/inference.py does not match its RECORD hash (the wheel is damaged or was altered)"
-    assert sorted(p.name for p in (cache / "torch-npu").iterdir()) == [f"{keyed(whl)}.lock"]
+    assert sorted(p.name for p in (cache / "torch-npu").iterdir()) == sorted(["CACHEDIR.TAG", f"{keyed(whl)}.lock"])
 
 
 def test_a_kept_member_missing_from_record_is_refused(cache, tmp_path):
