@@ -149,3 +149,33 @@ def test_o_accepts_a_writable_directory_in_a_read_only_parent(tmp_path, run_opki
             code, output = _new(run_opkit, mine)
             assert code == 0, output
             assert (mine / META).is_file()
+
+
+YAML = "custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n"
+
+
+@pytest.mark.parametrize("how", ["same-path", "through-a-link", "inside-a-linted-directory"])
+def test_lint_o_refuses_one_of_its_inputs(tmp_path, run_opkit, how):
+    target = tmp_path / "x.yaml"
+    target.write_text(YAML)
+    given, output = {
+        "same-path": (target, target),
+        "through-a-link": (target, tmp_path / "link.yaml"),
+        "inside-a-linted-directory": (tmp_path, target),
+    }[how]
+    if how == "through-a-link":
+        output.symlink_to(target)
+    code, text = run_opkit("lint", str(given), "-o", str(output))
+    assert code == 2, text
+    assert f"-o {output}: it is one of the inputs ({given})" in text
+    assert target.read_text() == YAML
+
+
+def test_lint_o_writes_a_new_report_file(tmp_path, run_opkit):
+    target = tmp_path / "x.yaml"
+    target.write_text(YAML)
+    code, text = run_opkit("lint", str(target), "-o", str(tmp_path / "report.txt"), "--format", "json")
+    assert code in (0, 1) and text == ""
+    import json
+
+    assert isinstance(json.loads((tmp_path / "report.txt").read_text()), (list, dict))
