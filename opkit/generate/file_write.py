@@ -33,6 +33,18 @@ class FileWriteError(OSError):
     """The file cannot be locked or written; the message says why."""
 
 
+def wait_for_lock(fd: int, deadline: float) -> bool:
+    """Take an exclusive flock on ``fd``, polling until ``deadline`` (monotonic); False when it is still held then."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL_S)
+
+
 @contextlib.contextmanager
 def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Path]:
     """Hold an exclusive lock on the file at ``path`` (its symlink target); yields that real path."""
@@ -47,14 +59,8 @@ def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Itera
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
                 raise FileWriteError(f"{path} is not a regular file (a {file_kind(mode)})")
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise FileWriteError(f"{path} is locked by another process (waited {timeout:g} s); try again when it has finished") from None
-                    time.sleep(_POLL_S)
+            if not wait_for_lock(fd, deadline):
+                raise FileWriteError(f"{path} is locked by another process (waited {timeout:g} s); try again when it has finished")
             try:
                 current = os.stat(real)
             except FileNotFoundError:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from jinja2.ext import Extension
 
+from opkit.generate.file_write import wait_for_lock
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
@@ -210,14 +211,8 @@ def _project_lock(target: Path, timeout: float = PROJECT_LOCK_TIMEOUT_S):
         except OSError as exc:
             raise TargetError(f"cannot open {target}: {exc.strerror or exc}") from None
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise TargetError(f"{target} is being updated by another opkit run (waited {timeout:g} s); try again when it has finished") from None
-                    time.sleep(0.05)
+            if not wait_for_lock(fd, deadline):
+                raise TargetError(f"{target} is being updated by another opkit run (waited {timeout:g} s); try again when it has finished")
             try:
                 now = os.stat(target)
             except FileNotFoundError:

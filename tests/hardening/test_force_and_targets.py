@@ -14,22 +14,7 @@ import pytest
 
 from opkit.generate import project as project_module
 
-OLD = "my_op(Tensor x) -> Tensor"
-NEW = "my_op(Tensor x, Tensor y) -> Tensor"
-BUILTIN = ("--no-verify", "--msopgen", "builtin")
-META = Path("meta", "my_op_meta.py")
-
-
-def _new(run_opkit, target, *extra, schema=OLD):
-    return run_opkit("new", "my_op", "--schema", schema, "-o", str(target), *BUILTIN, *extra)
-
-
-@pytest.fixture
-def project(tmp_path, run_opkit):
-    target = tmp_path / "proj"
-    code, output = _new(run_opkit, target)
-    assert code == 0, output
-    return target
+from tests.generate.test_update_safety import META, NEW, OLD, _new, project  # noqa: F401 (project: a fixture)
 
 
 @contextlib.contextmanager

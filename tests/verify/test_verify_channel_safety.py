@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -15,27 +14,9 @@ import pytest
 import torch
 
 from opkit.verify import check_graph_entry
+from tests.verify.test_verify_isolation import define_op  # noqa: F401 (a fixture)
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="checks run in a child process only where os.fork exists")
-_names = itertools.count()
-
-
-@pytest.fixture
-def define_op():
-    libs = []
-
-    def define(cpu, meta):
-        ns = f"opkit_chan{os.getpid()}_{next(_names)}"
-        lib = torch.library.Library(ns, "FRAGMENT")
-        libs.append(lib)
-        lib.define("op(Tensor x) -> Tensor")
-        lib.impl("op", cpu, "CPU")
-        lib.impl("op", meta, "Meta")
-        return getattr(torch.ops, ns).op.default
-
-    yield define
-    for lib in libs:
-        lib._destroy()
 
 
 def _pass_report() -> dict:
