@@ -636,3 +636,18 @@ def test_a_wheel_with_too_many_members_is_refused(cache, tmp_path, monkeypatch):
     monkeypatch.setattr(wheel, "MAX_WHEEL_MEMBERS", 40)
     with pytest.raises(WheelUnavailable, match=rf"^{WHL} has 58 members, more than the 40 a torch-npu wheel may have$"):
         wheel._from_path(str(whl))
+
+
+def test_doctor_says_whether_the_opkit_torch_npu_wheel_is_pinned(cache, tmp_path, monkeypatch):
+    from opkit.verify import doctor
+
+    whl = make_zip(tmp_path / WHL, npugraph_ex_members())
+    monkeypatch.setenv("OPKIT_TORCH_NPU", str(whl))
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "warn" and "is not a wheel opkit pins: your own choice" in finding.detail
+    pin(monkeypatch, whl)
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "ok" and "matches opkit's pin" in finding.detail
+    monkeypatch.setitem(wheel.PINNED_SHA256, "test", {whl.name: "0" * 64})
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "fail" and "not the 0000" in finding.detail
