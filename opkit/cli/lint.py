@@ -79,15 +79,19 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
 
 
 def _refuse_output_over_input(output: str, paths, baseline_path) -> None:
-    """``-o`` naming a file that is linted (given, or under a given directory) or the baseline: refused, nothing written."""
+    """``-o`` naming a file that is linted (given, or of a kind lint reads under a given directory) or the
+    baseline: refused, nothing written. A ``report.txt`` inside a linted directory is fine."""
     import os
+
+    from opkit.lint.discovery import KINDS
 
     if output == "-" or not os.path.lexists(output):
         return
     real = os.path.realpath(output)
+    linted_kind = os.path.splitext(real)[1].lower() in KINDS
     for given in (*paths, *([baseline_path] if baseline_path else [])):
         given_real = os.path.realpath(given)
-        if real == given_real or (os.path.isdir(given_real) and real.startswith(given_real.rstrip(os.sep) + os.sep)):
+        if real == given_real or (linted_kind and os.path.isdir(given_real) and real.startswith(given_real.rstrip(os.sep) + os.sep)):
             raise click.UsageError(f"-o {output}: it is one of the inputs ({given}); the report would replace what it reports on; write it elsewhere")
 
 
