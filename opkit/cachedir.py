@@ -6,13 +6,21 @@ code as it loads). The directory is ``OPKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/
 that is not owned by the current user, or that others may write, is refused: one warning on stderr,
 and the cache is off for the run (the results are the same, only slower). Entries are keyed by
 ``code_hash()``, a hash of opkit's own code, so another build of the same version never reuses them.
+
+Every directory opkit creates gets a ``CACHEDIR.TAG`` marker; only a directory with that marker is ever
+pruned, so pointing ``OPKIT_CACHE_DIR`` at a folder of one's own never loses a file of it. A component
+that is a symlink owned by another user is refused. Entries are read and written relative to an open,
+checked directory descriptor, with ``O_NOFOLLOW``: a symlink planted as an entry is never followed (a
+write replaces the link itself, never its target).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -39,12 +47,26 @@ def enabled() -> bool:
     return os.environ.get(ENV_OFF, "") in ("", "0")
 
 
+MARKER = "CACHEDIR.TAG"  # https://bford.info/cachedir/: backup tools skip it too
+_MARKER_TEXT = b"Signature: 8a477f597d28d172789f06886806bc55\n# created by opkit: its contents may be pruned\n"
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
 def refusal(directory: Path) -> str | None:
     """Why ``directory`` (existing) must not hold opkit's cache, or None when it may."""
     try:
+        link = os.lstat(directory)
         info = os.stat(directory)
     except OSError as exc:
         return f"cannot be used ({exc.strerror or exc})"
+    if stat.S_ISLNK(link.st_mode) and hasattr(os, "geteuid") and link.st_uid != os.geteuid():
+        return f"is a symlink owned by uid {link.st_uid}, not by the current user (uid {os.geteuid()})"
+    return _refusal_of(info)
+
+
+def _refusal_of(info: os.stat_result) -> str | None:
     if not stat.S_ISDIR(info.st_mode):
         return "is not a directory"
     if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
@@ -67,6 +89,7 @@ def usable(*parts: str) -> Path | None:
             if level is None:
                 directory.parent.mkdir(parents=True, exist_ok=True)
             directory.mkdir(mode=0o700)
+            _mark(directory)
         except FileExistsError:
             pass
         except OSError:
@@ -76,6 +99,39 @@ def usable(*parts: str) -> Path | None:
             _warn(directory, why)
             return None
     return directory
+
+
+def _mark(directory: Path) -> None:
+    """Mark a directory opkit has just created as its own (the only kind it prunes)."""
+    fd = os.open(directory / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, _MARKER_TEXT)
+    finally:
+        os.close(fd)
+
+
+def created_by_opkit(directory_fd: int) -> bool:
+    """The open directory holds opkit's marker, a plain file of the current user's (not a link)."""
+    try:
+        info = os.stat(MARKER, dir_fd=directory_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and (not hasattr(os, "geteuid") or info.st_uid == os.geteuid())
+
+
+def open_directory(directory: Path) -> int | None:
+    """A descriptor of ``directory``, checked once open (owner, not writable by others, not another user's
+    link); None when refused or missing. The caller closes it."""
+    if refusal(directory) is not None:
+        return None
+    try:
+        fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    except OSError:
+        return None
+    if _refusal_of(os.fstat(fd)) is not None:  # the directory opened is the one checked
+        os.close(fd)
+        return None
+    return fd
 
 
 def _warn(directory: Path, why: str) -> None:
@@ -114,11 +170,17 @@ def _hash_file(digest, path: Path, package: Path) -> None:
 
 
 def load_json(path: Path) -> Any:
-    """The JSON value stored at ``path``; None when it is missing, not a plain file, too large or not JSON."""
+    """The JSON value stored at ``path``; None when it is missing, not a plain file (a link included), too
+    large, not JSON, or its directory is refused."""
+    directory = open_directory(path.parent)
+    if directory is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path.name, os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=directory)
     except OSError:
         return None
+    finally:
+        os.close(directory)
     try:
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
@@ -130,12 +192,58 @@ def load_json(path: Path) -> Any:
 
 
 def store_json(path: Path, value: Any) -> bool:
-    """Write ``value`` as JSON to ``path`` atomically, mode 0600; False (nothing left behind) when it cannot."""
-    from opkit.atomic_write import WriteFailed, replace_file
+    """Write ``value`` as JSON to ``path`` atomically, mode 0600; False (nothing left behind) when it cannot.
+
+    A temporary file is created beside it (``O_EXCL | O_NOFOLLOW``, relative to the checked directory's
+    descriptor) and renamed over the name: an entry that is a symlink is replaced, its target untouched."""
+    import secrets
 
     try:
         data = json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
-        replace_file(path, data, new_mode=0o600)
-        return True
-    except (WriteFailed, ValueError, TypeError):
+    except (ValueError, TypeError):
         return False
+    directory = open_directory(path.parent)
+    if directory is None:
+        return False
+    tmp = f".{path.name}.opkit-{secrets.token_hex(6)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path.name, src_dir_fd=directory, dst_dir_fd=directory)
+            tmp = None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=directory)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(directory)
+
+
+def prune(directory: Path, keep: int, *, pattern: re.Pattern[str]) -> None:
+    """Remove all but the ``keep`` newest entries named by ``pattern`` in ``directory``, and nothing at all
+    unless opkit created the directory (its marker): a folder of the user's is never pruned."""
+    fd = open_directory(directory)
+    if fd is None:
+        return
+    try:
+        if not created_by_opkit(fd):
+            return
+        entries = []
+        for name in os.listdir(fd):
+            if not pattern.fullmatch(name):
+                continue
+            with contextlib.suppress(OSError):
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                entries.append((info.st_mtime_ns, name))
+        for _, name in sorted(entries)[: max(len(entries) - keep, 0)]:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)

@@ -40,7 +40,6 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from opkit import cachedir
+from opkit.subprocess_safety import clean_cwd, python_argv, python_env
 from opkit.torch_npu_ops import CACHE_DIR, ENV_VAR, OPS_YAML
 
 SUPPORTED = ("2.13", "2.14")  # torch-npu major.minor whose npugraph_ex package opkit emulates
@@ -57,7 +57,19 @@ _KEEP = (_PACKAGE, "torch_npu/version.py", _INCLUDE, OPS_YAML)  # OPS_YAML: lint
 _DOWNLOAD_TIMEOUT_S = 300
 # torch_npu-VERSION(-BUILD)-PYTHON-ABI-PLATFORM.whl, the distribution name normalised as wheels spell it
 _WHEEL_NAME = re.compile(r"torch_npu-(?P<version>[^-]+)(-[^-]+){3,4}\.whl")
-STAMP_FORMAT = 1
+STAMP_FORMAT = 2
+# The sha256 of each torch-npu wheel opkit has checked, by version and file name: a wheel pip downloads
+# must be listed here; one given by OPKIT_TORCH_NPU under a listed name must have the listed hash, and
+# any other is used as the user's own choice (Wheel.pinned False, said in verify's report).
+PINNED_SHA256: dict[str, dict[str, str]] = {
+    "2.13.0": {
+        "torch_npu-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl": "0deb809cf447d3fce636ccfdc9c9f874950f1fe76f18f4aaab31e2d345f7dac0",
+    },
+}
+# Bounds on unpacking: the real 2.13.0 wheel has 2,799 members and keeps 970 of them, 4.5 MB.
+MAX_WHEEL_MEMBERS = 100_000
+MAX_KEPT_BYTES = 256 * 1024 * 1024
+MAX_METADATA_BYTES = 16 * 1024 * 1024
 
 
 class WheelUnavailable(Exception):
@@ -69,6 +81,12 @@ class Wheel:
     version: str  # torch-npu version, e.g. "2.13.0"
     root: Path  # the unpacked tree: root / "torch_npu" / "dynamo" / "npugraph_ex"
     source: str  # where it came from: a path, "cache" or "pip download"
+    pinned: bool = True  # False: a wheel or tree the user chose that opkit has no pinned hash for
+
+    @property
+    def described(self) -> str:
+        """Where it came from, and whether opkit vouches for it, for reports."""
+        return self.source if self.pinned else f"{self.source}; not a wheel opkit pins: your own choice, unchecked"
 
     @property
     def dynamo_dir(self) -> Path:
@@ -132,23 +150,58 @@ def _version_in(version_py: str) -> str:
     return "unknown"
 
 
-def _unpack(wheel_file: Path, dest: Path) -> None:
+def wheel_sha256(wheel_file: Path) -> str:
+    """The sha256 of a wheel file's bytes (what the pinned table lists and what a tree is keyed by)."""
+    digest = hashlib.sha256()
+    with open(wheel_file, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def pin_of(wheel_name: str, digest: str) -> bool:
+    """Whether the wheel is one opkit ships a pin for (True); False when opkit has no pin for its file name.
+    A file name opkit pins with another hash is refused: that wheel is not the one released."""
+    for pins in PINNED_SHA256.values():
+        if wheel_name in pins:
+            if pins[wheel_name] != digest:
+                raise WheelUnavailable(
+                    f"{wheel_name} has sha256 {digest}, not the {pins[wheel_name]} opkit pins for it: "
+                    "the wheel was altered or replaced; remove it and download the released one"
+                )
+            return True
+    return False
+
+
+def _unpack(wheel_file: Path, dest: Path, digest: str | None = None) -> None:
     """Check the wheel, extract the kept members into ``dest`` atomically (a temporary sibling renamed into
-    place), compile their bytecode and write the stamp the tree is checked against before each use."""
+    place), compile their bytecode and write the stamp the tree is checked against before each use.
+
+    Bounded: at most ``MAX_WHEEL_MEMBERS`` members in the archive and ``MAX_KEPT_BYTES`` in the kept
+    members together (by their declared sizes, which zipfile never reads past), each member read once,
+    in chunks, hashed as it is written."""
+    digest = digest or wheel_sha256(wheel_file)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", dir=dest.parent))
     try:
         with zipfile.ZipFile(wheel_file) as archive:
-            kept = [m for m in archive.namelist() if m.startswith(_KEEP) and ".." not in m.split("/")]
-            if not any(m.startswith(_PACKAGE) and not m.endswith("/") for m in kept):
+            infos = archive.infolist()
+            if len(infos) > MAX_WHEEL_MEMBERS:
+                raise WheelUnavailable(f"{wheel_file.name} has {len(infos)} members, more than the {MAX_WHEEL_MEMBERS} a torch-npu wheel may have")
+            kept = [i for i in infos if i.filename.startswith(_KEEP) and ".." not in i.filename.split("/") and not i.filename.startswith("/")]
+            files = [i for i in kept if not i.is_dir()]
+            if not any(i.filename.startswith(_PACKAGE) for i in files):
                 raise _layout_error_from_zip(wheel_file)
-            record_digest = _check_wheel(wheel_file, archive, [m for m in kept if not m.endswith("/")])
-            for member in kept:
-                archive.extract(member, tmp)
+            total = sum(i.file_size for i in files)
+            if total > MAX_KEPT_BYTES:
+                raise WheelUnavailable(f"{wheel_file.name}: the members opkit keeps inflate to {total} bytes, more than {MAX_KEPT_BYTES}")
+            record_digest, listed = _check_wheel(wheel_file, archive)
+            for info in files:
+                _extract_checked(wheel_file, archive, info, tmp, listed)
         for source in sorted(tmp.rglob("*.py")):
             with contextlib.suppress(py_compile.PyCompileError):  # a module this Python cannot compile is left to import
                 py_compile.compile(str(source), doraise=True)
-        stamp = _stamp_of(tmp, record_digest)
+        stamp = _stamp_of(tmp, record_digest, digest)
         _stamp_path(dest).unlink(missing_ok=True)
         if dest.exists():
             shutil.rmtree(dest)
@@ -160,8 +213,33 @@ def _unpack(wheel_file: Path, dest: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _check_wheel(wheel_file: Path, archive: zipfile.ZipFile, members: list[str]) -> str:
-    """Refuse a wheel that is not torch-npu's or whose kept ``members`` differ from its RECORD; the RECORD's hash."""
+def _extract_checked(wheel_file: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path, listed: dict) -> None:
+    """One member written under ``root``, hashed as it is read, compared with its RECORD row."""
+    expected = listed.get(info.filename)
+    if expected is None:
+        raise WheelUnavailable(f"{wheel_file.name}: {info.filename} is not listed in its RECORD (the wheel was altered)")
+    target = root / info.filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest, size = hashlib.sha256(), 0
+    with archive.open(info) as member, open(target, "xb") as out:
+        for chunk in iter(lambda: member.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+            out.write(chunk)
+    got = "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+    if got != expected[0] or (expected[1] is not None and expected[1] != size):
+        raise WheelUnavailable(f"{wheel_file.name}: {info.filename} does not match its RECORD hash (the wheel is damaged or was altered)")
+
+
+def _read_bounded(archive: zipfile.ZipFile, name: str, wheel_file: Path) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > MAX_METADATA_BYTES:
+        raise WheelUnavailable(f"{wheel_file.name}: {name} inflates to {info.file_size} bytes, more than {MAX_METADATA_BYTES}")
+    return archive.read(info)
+
+
+def _check_wheel(wheel_file: Path, archive: zipfile.ZipFile) -> tuple[str, dict[str, tuple[str, int | None]]]:
+    """Refuse a wheel that is not torch-npu's; the RECORD's hash and its rows (members are checked as extracted)."""
     named = _WHEEL_NAME.fullmatch(wheel_file.name)
     if named is None:
         raise WheelUnavailable(f"{wheel_file.name} is not a torch-npu wheel file name (torch_npu-VERSION-PYTHON-ABI-PLATFORM.whl)")
@@ -171,24 +249,16 @@ def _check_wheel(wheel_file: Path, archive: zipfile.ZipFile, members: list[str])
     for needed in ("METADATA", "RECORD"):
         if dist_info + needed not in names:
             raise WheelUnavailable(f"{wheel_file.name} is damaged or not the wheel its name says: it has no {dist_info}{needed}")
-    metadata = HeaderParser().parsestr(archive.read(dist_info + "METADATA").decode("utf-8", "replace"))
-    record = archive.read(dist_info + "RECORD")
+    metadata = HeaderParser().parsestr(_read_bounded(archive, dist_info + "METADATA", wheel_file).decode("utf-8", "replace"))
+    record = _read_bounded(archive, dist_info + "RECORD", wheel_file)
     name = re.sub(r"[-_.]+", "-", metadata.get("Name", "")).lower()
     if name != "torch-npu" or metadata.get("Version") != version:
         raise WheelUnavailable(f"{wheel_file.name} is not the wheel its name says: its METADATA gives Name {metadata.get('Name')!r}, Version {metadata.get('Version')!r}")
     if "torch_npu/version.py" in names:
-        inside = _version_in(archive.read("torch_npu/version.py").decode("utf-8", "replace"))
+        inside = _version_in(_read_bounded(archive, "torch_npu/version.py", wheel_file).decode("utf-8", "replace"))
         if inside != version.split("+", 1)[0]:
             raise WheelUnavailable(f"{wheel_file.name} is not the wheel its name says: its torch_npu/version.py gives {inside}")
-    listed = _record_rows(record)
-    for member in members:
-        expected = listed.get(member)
-        data = archive.read(member)
-        if expected is None:
-            raise WheelUnavailable(f"{wheel_file.name}: {member} is not listed in its RECORD (the wheel was altered)")
-        if _record_hash(data) != expected[0] or (expected[1] is not None and expected[1] != len(data)):
-            raise WheelUnavailable(f"{wheel_file.name}: {member} does not match its RECORD hash (the wheel is damaged or was altered)")
-    return hashlib.sha256(record).hexdigest()
+    return hashlib.sha256(record).hexdigest(), _record_rows(record)
 
 
 def _record_rows(record: bytes) -> dict[str, tuple[str, int | None]]:
@@ -223,10 +293,11 @@ def _tree_files(root: Path) -> dict[str, os.stat_result] | None:
     return found
 
 
-def _stamp_of(root: Path, record_digest: str) -> dict:
+def _stamp_of(root: Path, record_digest: str, wheel_digest: str) -> dict:
     files = _tree_files(root) or {}
     return {
         "format": STAMP_FORMAT,
+        "wheel_sha256": wheel_digest,
         "keep": list(_KEEP),  # a tree unpacked by an opkit that kept other parts of the wheel is unpacked again
         "record": record_digest,
         "files": {rel: [hashlib.sha256((root / rel).read_bytes()).hexdigest(), *_stat_key(info)] for rel, info in sorted(files.items())},
@@ -238,11 +309,13 @@ def _stat_key(info: os.stat_result) -> list[int]:
     return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns]
 
 
-def tree_is_intact(dest: Path) -> bool:
+def tree_is_intact(dest: Path, wheel_digest: str | None = None) -> bool:
     """``dest`` holds exactly the files its stamp lists, each with its recorded content (hashed again only
-    where its stat changed: size, mtime, inode or ctime)."""
+    where its stat changed: size, mtime, inode or ctime), unpacked from the wheel of ``wheel_digest`` when given."""
     stamp = cachedir.load_json(_stamp_path(dest))
     if not (isinstance(stamp, dict) and stamp.get("format") == STAMP_FORMAT and stamp.get("keep") == list(_KEEP) and isinstance(stamp.get("files"), dict)):
+        return False
+    if wheel_digest is not None and stamp.get("wheel_sha256") != wheel_digest:
         return False
     try:
         files = _tree_files(dest)
@@ -300,26 +373,31 @@ def _from_path(source: str) -> Wheel:
     if path.is_file() and path.suffix == ".whl":
         named = _WHEEL_NAME.fullmatch(path.name)
         version = named["version"].split("+", 1)[0] if named else "unknown"
-        dest = _root() / f"{version}-{path.stat().st_size}"
+        digest = wheel_sha256(path)
+        pinned = pin_of(path.name, digest) if named else False
+        dest = _root() / f"{version}-{digest[:24]}"  # keyed by content: a replacement of the same name and size is another tree
         with _locked(dest):
-            if not tree_is_intact(dest):
+            if not tree_is_intact(dest, digest):
                 try:
-                    _unpack(path, dest)
+                    _unpack(path, dest, digest)
                 except zipfile.BadZipFile:
                     raise WheelUnavailable(f"{path} is not a wheel (not a zip file)") from None
-        return Wheel(version, dest, str(path))
+        return Wheel(version, dest, str(path), pinned)
     if path.is_dir():
         if not (path / _PACKAGE).is_dir():
             raise _layout_error(path, str(path))
-        return Wheel(_version_of_tree(path), path, str(path))
+        return Wheel(_version_of_tree(path), path, str(path), pinned=False)
     raise WheelUnavailable(f"{ENV_VAR}={source}: no such wheel file or directory")
 
 
-def _download(version: str, dest: Path) -> None:
+def _download(version: str, dest_root: Path) -> Path:
+    """pip downloads torch-npu ``version``; a wheel opkit pins is unpacked under ``dest_root``, keyed by its hash."""
     with tempfile.TemporaryDirectory(prefix="opkit-torch-npu-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", f"torch-npu=={version}", "-d", tmp]
+        # pip from opkit's Python, never ./pip/ of the working directory; wheels only: an sdist would run its setup.py
+        cmd = python_argv("-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", f"torch-npu=={version}", "-d", tmp)
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=_DOWNLOAD_TIMEOUT_S)
+            with clean_cwd() as cwd:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=_DOWNLOAD_TIMEOUT_S, cwd=cwd, env=python_env(), stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise WheelUnavailable(f"pip download torch-npu=={version} took over {_DOWNLOAD_TIMEOUT_S} s") from None
         wheels = sorted(Path(tmp).glob("torch_npu-*.whl"))
@@ -329,7 +407,15 @@ def _download(version: str, dest: Path) -> None:
                 f"pip download --no-deps torch-npu=={version} failed ({last.strip()}); "
                 f"set {ENV_VAR} to a torch-npu wheel or an unpacked one"
             )
-        _unpack(wheels[0], dest)
+        digest = wheel_sha256(wheels[0])
+        if not pin_of(wheels[0].name, digest):
+            raise WheelUnavailable(
+                f"pip downloaded {wheels[0].name} (sha256 {digest}), which opkit has no pinned hash for: it is not used; "
+                f"to use a wheel you trust, set {ENV_VAR} to it"
+            )
+        dest = dest_root / f"{version}-{digest[:24]}"
+        _unpack(wheels[0], dest, digest)
+        return dest
 
 
 def _obtain(source: str | None = None, torch_version: str | None = None) -> Wheel:
@@ -342,11 +428,13 @@ def _obtain(source: str | None = None, torch_version: str | None = None) -> Whee
         return wheel
     version = torch_npu_version(torch_version)
     check_supported(version)
-    dest = _root() / version
-    with _locked(dest):
-        if tree_is_intact(dest):
-            return Wheel(version, dest, "cache")
-        _download(version, dest)
+    root = _root()
+    with _locked(root / version):
+        for digest in PINNED_SHA256.get(version, {}).values():
+            dest = root / f"{version}-{digest[:24]}"
+            if tree_is_intact(dest, digest):
+                return Wheel(version, dest, "cache")
+        dest = _download(version, root)
     return Wheel(version, dest, "pip download")
 
 

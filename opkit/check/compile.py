@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opkit.check.launcher import LauncherHeaders, compilable_text, find_launcher_headers, launcher_sources
+from opkit.subprocess_safety import run_killing_group
 from opkit.check.toolchain import CheckError, HostHeaders, ToolchainError, find_compiler, find_host_headers
 
 STAND_IN_INCLUDE = Path(__file__).resolve().parent / "include"
@@ -29,6 +31,8 @@ KERNEL_FLAGS = ("-Wno-unused-parameter",)
 COMPILE_TIMEOUT_S = 120
 # torch's headers (and pybind11's, under torch/extension.h) take far longer to parse than CANN's op_host ones
 LAUNCHER_TIMEOUT_S = 300
+# The most memory a compilation may take: torch's headers need about 1 GiB; more is a runaway input.
+COMPILER_MEMORY_KB = 6 * 1024 * 1024
 KINDS = ("op_host", "op_kernel", "launcher")
 
 _DIAGNOSTIC = re.compile(r"^(?P<path>[^\n:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): (?P<message>.*)$")
@@ -162,7 +166,45 @@ def parse_diagnostics(output: str, cwd: Path, roots: tuple[Path, ...]) -> tuple[
     return tuple(inside.values()), tuple(outside)
 
 
+_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*["<]([^">\n]+)[">]', re.MULTILINE)
+_PROJECT_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc", ".cpp", ".asc", ".cc")
+
+
+def _unreadable_include(source: Path, roots: tuple[Path, ...]) -> Diagnostic | None:
+    """An ``#include`` in the source, or in a header of the project it reaches by a quoted path, of
+    something that is not a plain file (``/dev/zero``, a pipe): the compiler would read it without end."""
+    seen: set[Path] = set()
+    todo = [source]
+    while todo and len(seen) < 1000:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            text = current.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in _INCLUDE_LINE.finditer(text):
+            name = match.group(1).strip()
+            candidate = Path(name) if os.path.isabs(name) else current.parent / name
+            try:
+                info = os.stat(candidate)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                if stat.S_ISDIR(info.st_mode):
+                    continue
+                line = text.count("\n", 0, match.start()) + 1
+                return Diagnostic(current.resolve(), line, 1, "error", f"#include {name!r} names something that is not a plain file (a device or a pipe); opkit check does not compile it")
+            if candidate.suffix in _PROJECT_HEADER_SUFFIXES and _inside(candidate.resolve(), roots):
+                todo.append(candidate.resolve())
+    return None
+
+
 def _compile(compiler: str, headers, source: Path, kind: str, roots: tuple[Path, ...], host_only: bool = False) -> SourceCheck:
+    refused = _unreadable_include(source, roots)
+    if refused is not None:
+        return SourceCheck(source, kind, (), (refused,), 1, ())
     if kind == "launcher":
         return _compile_launcher(compiler, headers, source, roots, host_only=host_only)
     include = (f"-I{headers.include_dir}",) if kind == "op_host" else (f"-I{STAND_IN_INCLUDE}", *KERNEL_FLAGS)
@@ -188,8 +230,12 @@ def _compile_launcher(compiler: str, headers: LauncherHeaders, source: Path, roo
 
 def _run(compiler: str, command: tuple[str, ...], source: Path, kind: str, cwd: Path, roots: tuple[Path, ...], timeout: int = COMPILE_TIMEOUT_S) -> SourceCheck:
     env = dict(os.environ, LC_ALL="C")  # plain quotes and English messages, whatever the user's locale
+    # The compiler's address space is bounded (an `#include "/dev/zero"` fails at once instead of eating the
+    # machine), and at the timeout its whole process group goes (cc1plus with it). /bin/sh sets the limit:
+    # a preexec_fn is not safe in the thread pool that runs the compilations.
+    bounded = ("/bin/sh", "-c", f'ulimit -v {COMPILER_MEMORY_KB} 2>/dev/null; exec "$0" "$@"', *command)
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+        done = run_killing_group(bounded, timeout=timeout, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace")
     except subprocess.TimeoutExpired:
         return SourceCheck(source, kind, command, (), -1, (f"timed out after {timeout} s",))
     except OSError as exc:

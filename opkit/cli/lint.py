@@ -38,7 +38,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--write-baseline", is_flag=True, help="Record every current finding in the --baseline FILE and exit 0.")
 @click.option("--diff", "diff_rev", metavar="REV", help="Report only findings in entries and functions changed since git revision REV.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (2 still means unreadable input).")
-@click.option("-o", "--output", type=click.File("w"), default="-", help="Write the report here instead of stdout.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="Write the report here instead of stdout (never one of the inputs).")
 def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statistics, color, no_cache, baseline_path, write_baseline, diff_rev, exit_zero, output) -> None:
     """Lint op schemas, op_plugin_functions.yaml, Meta/fake registration files and msOpGen JSON together.
 
@@ -53,6 +53,7 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
         raise click.UsageError("nothing to lint: give PATH... or --schema SIG")
     if write_baseline and not baseline_path:
         raise click.UsageError("--write-baseline needs --baseline FILE: where to record the findings")
+    _refuse_output_over_input(output, paths, baseline_path)
     try:
         config = load_config()
     except ConfigError as exc:
@@ -68,13 +69,43 @@ def lint_command(paths, schemas, dialect, select, ignore, fmt, fail_on, statisti
     findings = list(result.findings)
     if diff_rev or baseline_path:
         findings = _narrowed(findings, paths, diff_rev, baseline_path, write_baseline, result.has_fatal)
-    colour = color if color is not None else (fmt == "text" and output.isatty())
+    colour = color if color is not None else (fmt == "text" and output == "-" and sys.stdout.isatty())
     formatter = format_statistics if statistics else FORMATTERS[fmt]
-    output.write(formatter(findings, colour=colour, files=result.files, fmt=fmt))
+    _write_report(output, formatter(findings, colour=colour, files=result.files, fmt=fmt))
     outcome = LintResult(tuple(findings), result.files)
     if exit_zero and not outcome.has_fatal:
         sys.exit(0)
     sys.exit(outcome.exit_code(Severity.parse(fail_on or config.fail_on or "error")))
+
+
+def _refuse_output_over_input(output: str, paths, baseline_path) -> None:
+    """``-o`` naming a file that is linted (given, or of a kind lint reads under a given directory) or the
+    baseline: refused, nothing written. A ``report.txt`` inside a linted directory is fine."""
+    import os
+
+    from opkit.lint.discovery import KINDS
+
+    if output == "-" or not os.path.lexists(output):
+        return
+    real = os.path.realpath(output)
+    linted_kind = os.path.splitext(real)[1].lower() in KINDS
+    for given in (*paths, *([baseline_path] if baseline_path else [])):
+        given_real = os.path.realpath(given)
+        if real == given_real or (linted_kind and os.path.isdir(given_real) and real.startswith(given_real.rstrip(os.sep) + os.sep)):
+            raise click.UsageError(f"-o {output}: it is one of the inputs ({given}); the report would replace what it reports on; write it elsewhere")
+
+
+def _write_report(output: str, text: str) -> None:
+    """The report to stdout, or into the file ``output`` atomically (a failure leaves its old contents)."""
+    if output == "-":
+        sys.stdout.write(text)  # not click.echo: it would strip the colour --color asks for
+        return
+    from opkit.atomic_write import WriteFailed, replace_file
+
+    try:
+        replace_file(output, text.encode("utf-8"))
+    except WriteFailed as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _narrowed(findings: list, paths, diff_rev, baseline_path, write_baseline: bool, has_fatal: bool) -> list:

@@ -48,7 +48,7 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
     """
     from opkit.generate.msopgen_tool import MsOpGenError
     from opkit.generate.next_steps import next_steps_text
-    from opkit.generate.project import TargetError, generate_project, recorded_spec
+    from opkit.generate.project import ProjectChanged, TargetError, generate_project, recorded_spec
     from opkit.generate.spec import SpecError, make_spec, spec_changes
 
     options = dict(schema=schema, inplace=inplace, style=style, namespace=namespace, dtypes=dtypes, formats=formats, soc=soc,
@@ -72,6 +72,9 @@ def new_command(name, source, source_op, inplace, schema, style, namespace, dtyp
             spec, origin = make_spec(name, **options), None
         name = spec.name
         project = generate_project(spec, out_dir or name, force=force, msopgen_mode=msopgen_mode)
+    except ProjectChanged as exc:  # the user's change is kept, the update not applied: exit 1, as for a conflict
+        click.echo(f"opkit new: {exc}", err=True)
+        sys.exit(1)
     except (SpecError, TargetError, MsOpGenError) as exc:
         _fail(str(exc))
     before = recorded or origin

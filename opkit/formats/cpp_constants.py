@@ -42,13 +42,16 @@ _INTEGER_TYPES = frozenset("int8_t uint8_t int16_t uint16_t int32_t uint32_t int
 _FLOAT_TYPES = frozenset({"float", "double"})
 
 _SCALAR_DECL = re.compile(
-    r"\b(?:constexpr|const)\s+(?:(?:static|inline|constexpr|const|unsigned|signed|long)\s+)*(?:std::)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(=|\{)"
+    # at most 8 more qualifiers: a run of `const` costs each start a bounded look, not the rest of the run
+    r"\b(?:constexpr|const)\s+(?:(?:static|inline|constexpr|const|unsigned|signed|long)\s+){0,8}(?:std::)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(=|\{)"
 )
 _LIST_DECL = re.compile(r"\b(?:std::)?(?:vector|initializer_list)\s*<\s*(?:ge::)?(DataType|Format)\s*>\s+([A-Za-z_]\w*)\s*(=)?\s*")
 # auto NAME = std::vector<ge::Format>(n, ge::FORMAT_ND);  (group 1: the name, 2: the element type)
 _AUTO_LIST_DECL = re.compile(r"\bauto\s+([A-Za-z_]\w*)\s*=\s*(?:std::)?vector\s*<\s*(?:ge::)?(DataType|Format)\s*>\s*(?=[({])")
 # An object-like macro, its body continued over lines by backslashes.
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]|\\\n)+((?:[^\n\\]|\\[^\n]|\\\n)*)$", re.M)
+# Possessive: the blanks after the name and the body never trade characters, so `#define X`, blanks and a
+# trailing backslash fail in one pass instead of trying every split (quadratic).
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]|\\\n)++((?:[^\n\\]|\\[^\n]|\\\n)*+)$", re.M)
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>(?:0[xX][0-9A-Fa-f']+|0[bB][01']+|(?:\d[\d']*\.?[\d']*|\.\d[\d']*)(?:[eE][+-]?\d+)?)[uUlLfF]*)"
     r"|(?P<name>(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)|(?P<op><<|>>|[-+*/%()|&^~!<>,]))"

@@ -314,10 +314,18 @@ def _macro(path: str, token: Token) -> Macro | None:
     return Macro(m.group(1), params, tuple(split_code(m.group(4))), path, token.line)
 
 
-def _expand(texts: list[str], macros: Macros, depth: int = 0) -> list[str] | None:
+# The most tokens one expansion may produce: a 447-byte chain of macros each naming the last ten times
+# expands to 10^9 tokens; a registration's namespace or wrapper expands to a handful.
+MAX_EXPANDED_TOKENS = 10_000
+
+
+def _expand(texts: list[str], macros: Macros, depth: int = 0, budget: list[int] | None = None) -> list[str] | None:
     """Token texts with function-like and object-like macros expanded and ``##`` pasted; None where a
-    call-shaped name is no macro given (``CONCAT(_C, _ascend)`` without CONCAT's definition)."""
-    if depth > 16:
+    call-shaped name is no macro given (``CONCAT(_C, _ascend)`` without CONCAT's definition), or where the
+    expansion would pass ``MAX_EXPANDED_TOKENS`` tokens (then it is not expanded: taken as written)."""
+    budget = [MAX_EXPANDED_TOKENS] if budget is None else budget
+    budget[0] -= len(texts)
+    if depth > 16 or budget[0] < 0:
         return None
     out: list[str] = []
     i = 0
@@ -332,7 +340,7 @@ def _expand(texts: list[str], macros: Macros, depth: int = 0) -> list[str] | Non
             i += 1
             continue
         if macro.params is None:
-            expanded = _expand(list(macro.body), {k: v for k, v in macros.items() if k != t}, depth + 1)
+            expanded = _expand(list(macro.body), {k: v for k, v in macros.items() if k != t}, depth + 1, budget)
             if expanded is None:
                 return None
             out += expanded
@@ -358,7 +366,7 @@ def _expand(texts: list[str], macros: Macros, depth: int = 0) -> list[str] | Non
             else:
                 pasted.append(body[k])
                 k += 1
-        expanded = _expand(pasted, macros, depth + 1)
+        expanded = _expand(pasted, macros, depth + 1, budget)
         if expanded is None:
             return None
         out += expanded
@@ -902,6 +910,11 @@ _ELSE = re.compile(r"#\s*(elif|elifdef|elifndef|else)\b")
 _ENDIF = re.compile(r"#\s*endif\b")
 
 
+# Deeper nesting of #if than this is refused: each change keeps the whole stack, so 15,000 unclosed
+# #ifdef lines cost 15,000^2 entries (883 MB); real files nest a handful deep.
+MAX_CONDITIONAL_DEPTH = 64
+
+
 def _conditions(tokens: list[Token]):
     """A function giving the ``Conditions`` that hold at a token (by its offset)."""
     changes: list[tuple[int, Conditions]] = [(-1, ())]
@@ -910,6 +923,8 @@ def _conditions(tokens: list[Token]):
         if t.kind != "directive":
             continue
         if _IF.match(t.text):
+            if len(stack) >= MAX_CONDITIONAL_DEPTH:
+                raise CppReadError(f"#if blocks nested more than {MAX_CONDITIONAL_DEPTH} deep: opkit does not read this file", t.line, t.column)
             stack.append(Branch(t.line, 0, t.text, t.text))
         elif _ELSE.match(t.text) and stack:
             top = stack.pop()

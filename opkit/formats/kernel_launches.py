@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from opkit.formats.cpp_tokens import Token
 
 # Where a launch's stream comes from (StreamOrigin.kind).
+MAX_LAUNCH_CONFIG_TOKENS = 512  # between '<<<' and '>>>'
 NPU_STREAM = "npu_stream"  # the c10_npu::NPUStream object: <<<>>> drains the task queue before launching
 NO_DRAIN = "acl_no_drain"  # .stream(false): the ACL stream, the queue left as it is
 DRAINED = "acl_drained"  # .stream(true) or .stream(): the ACL stream, after the queue drained
@@ -279,7 +280,9 @@ class _Reader:
         for i in range(len(t) - 1):
             if t[i].text == "<<" and t[i + 1].text == "<" and t[i + 1].offset == t[i].offset + 2:
                 depth = 0
-                for k in range(i + 2, len(t) - 1):
+                # a launch configuration is a few tokens: an unclosed '<<<' is given up on after this many,
+                # so a run of them costs linear time, not a scan to the end of the file each
+                for k in range(i + 2, min(len(t) - 1, i + 2 + MAX_LAUNCH_CONFIG_TOKENS)):
                     if t[k].text in "([{":
                         depth += 1
                     elif t[k].text in ")]}":
@@ -287,7 +290,7 @@ class _Reader:
                     elif depth == 0 and self._closes_launch(k):
                         sites.append((i, k))
                         break
-                    if depth < 0 or t[k].text == ";":
+                    if depth < 0 or t[k].text == ";" or (t[k].text == "<<" and t[k + 1].text == "<"):  # another launch starts
                         break
         return sites
 

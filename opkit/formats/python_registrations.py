@@ -702,6 +702,11 @@ def _bind_arguments(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
     return bound
 
 
+# A `for` over a literal list is unrolled (each iteration's registration read) up to this many statements:
+# a loop of 1,000 items around 1,000 m.impl calls would be a million records.
+MAX_UNROLLED_STATEMENTS = 10_000
+
+
 def _loop_bindings(loops: list[ast.For]) -> dict[int, list[dict[str, ast.expr]]]:
     """``id(statement)`` → one binding per iteration, for statements in the body of a ``for`` over a
     literal list or tuple (``for name, fn in [("a", a_meta), ("b", b_meta)]:``)."""
@@ -719,7 +724,8 @@ def _loop_bindings(loops: list[ast.For]) -> dict[int, list[dict[str, ast.expr]]]
                 iterations = []
                 break
             iterations.append(dict(zip(names, values)))
-        if iterations:
+        # a loop unrolls into iterations x statements records: past the bound its body is read as written
+        if iterations and len(iterations) * len(node.body) <= MAX_UNROLLED_STATEMENTS:
             for stmt in node.body:
                 found[id(stmt)] = iterations
     return found

@@ -6,22 +6,21 @@ one file take turns and neither edit is lost. The write is ``opkit.atomic_write.
 beside the target, fsynced and renamed over it (a hard-linked file is rewritten in place once its
 length is reserved), so a crash or a full disk leaves the old file; a read-only file is refused.
 Another program, which takes no lock, is caught by comparing the file as read (a ``Snapshot``) with
-the file just before the rename. A temporary file that a killed run left is removed by the next run
-that takes the lock.
+the file just before the rename. Only the temporary name this run created is ever removed: a
+``.F.opkit-*`` name that is already there (a user's backup, or a killed run's leftover) is left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import os
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from opkit.atomic_write import ChangedMeanwhile, Snapshot, WriteFailed, replace_file, temporary_prefix
+from opkit.atomic_write import ChangedMeanwhile, Snapshot, WriteFailed, replace_file
 from opkit.formats.files import file_kind
 
 __all__ = ["ChangedMeanwhile", "FileWriteError", "Snapshot", "locked", "write_file"]
@@ -32,6 +31,18 @@ _POLL_S = 0.02
 
 class FileWriteError(OSError):
     """The file cannot be locked or written; the message says why."""
+
+
+def wait_for_lock(fd: int, deadline: float) -> bool:
+    """Take an exclusive flock on ``fd``, polling until ``deadline`` (monotonic); False when it is still held then."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL_S)
 
 
 @contextlib.contextmanager
@@ -48,33 +59,18 @@ def locked(path: str | os.PathLike, *, timeout: float = LOCK_TIMEOUT_S) -> Itera
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
                 raise FileWriteError(f"{path} is not a regular file (a {file_kind(mode)})")
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise FileWriteError(f"{path} is locked by another process (waited {timeout:g} s); try again when it has finished") from None
-                    time.sleep(_POLL_S)
+            if not wait_for_lock(fd, deadline):
+                raise FileWriteError(f"{path} is locked by another process (waited {timeout:g} s); try again when it has finished")
             try:
                 current = os.stat(real)
             except FileNotFoundError:
                 current = None
             if current is not None and (current.st_dev, current.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
-                _remove_stale_temporaries(real)
                 yield real
                 return
             # replaced while we waited: lock the file that is there now
         finally:
             os.close(fd)  # closing releases the lock
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Temporary files a killed writer left beside ``path``: with the lock held, no live writer has one."""
-    for stale in path.parent.glob(glob.escape(temporary_prefix(path)) + "*"):
-        if stale.is_file() and not stale.is_symlink():
-            with contextlib.suppress(OSError):
-                stale.unlink()
 
 
 def write_file(path: str | os.PathLike, data: bytes, *, unchanged: Snapshot | None = None) -> None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from opkit.subprocess_safety import git_env
+
 LABELS = ("yours", "previous generation", "new generation")  # ours, base, theirs
 # A git that does not answer (a broken install, a hung filesystem) is given up on after this; the merge is done in Python.
 GIT_TIMEOUT_S = 60
@@ -46,7 +48,7 @@ def _git_merge(git: str, base: bytes, ours: bytes, theirs: bytes) -> MergeResult
             path.write_bytes(data)
         labels = [arg for label in LABELS for arg in ("-L", label)]
         try:
-            done = subprocess.run([git, "merge-file", "-p", "--diff3", *labels, *map(str, paths)], capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
+            done = subprocess.run([git, "merge-file", "-p", "--diff3", *labels, *map(str, paths)], capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S, cwd=tmp, env=git_env())
         except (OSError, subprocess.TimeoutExpired):
             return None
     if not 0 <= done.returncode < 128:  # a failure, not a conflict count

@@ -17,12 +17,14 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jinja2.ext import Extension
 
+from opkit.generate.file_write import wait_for_lock
 from opkit.generate.model import ProjectModel
 from opkit.generate.msopgen_tool import MsOpGenRun, find_msopgen, run_msopgen, set_vendor_name
 from opkit.generate.resources import template_dir
@@ -32,6 +34,14 @@ from opkit.generate.update import GENERATED_DIR, Update, UpdateRefused, record_g
 
 class TargetError(ValueError):
     """The output directory cannot be used (exists and is not empty, is a file, ...)."""
+
+
+class ProjectChanged(TargetError):
+    """A file of the project changed while ``--force`` updated it: the update is not applied, the file is kept."""
+
+
+# How long --force waits for another opkit run updating the same project.
+PROJECT_LOCK_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,10 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
     """Write the project for ``spec`` to ``out_dir`` (the project root); nothing is written elsewhere.
 
     With ``force`` an existing project is updated (``update``): the user's files and edits are kept,
-    and conflicts between their edits and the new generation are marked, never overwritten.
+    and conflicts between their edits and the new generation are marked, never overwritten. The update
+    holds the project's lock from its first read to its swap, never crosses a mount point inside the
+    project, and is not applied (``ProjectChanged``) when a file of the project changed meanwhile.
+    An existing empty directory (an empty mount point, a directory in a read-only parent) is filled in place.
     """
     target = Path(out_dir).absolute()
     try:
@@ -96,7 +109,16 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
     # fails before anything is written; the extension style's kernel is csrc/, not an msOpGen project
     executable = find_msopgen(msopgen_mode) if spec.style != "extension" else None
     model = ProjectModel(spec)
+    if target.is_dir() and not target.is_symlink():
+        with _project_lock(target):
+            if not os.listdir(target):
+                return _generate_in_place(spec, model, executable, target)
+            refuse_mount_points(target)
+            return _generate_beside(spec, model, executable, target)
+    return _generate_beside(spec, model, executable, target)
 
+
+def _generate_beside(spec: OpSpec, model: ProjectModel, executable, target: Path) -> GeneratedProject:
     created_parents = [p for p in reversed(target.parents) if not p.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -108,21 +130,21 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         raise TargetError(f"cannot create {target}: {exc.strerror or exc}") from None
     in_use = _hold(staging)  # marks the staging directory as this live run's, not a killed run's leftover
     try:
-        rendered = _render(spec, model, staging)
-        check_written_documents(rendered, spec)
-        run = None
-        if executable is not None:
-            ascend_c = rendered / model.op_type
-            shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
-            run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc, ascend_c)
-            set_vendor_name(ascend_c, spec.vendor)
-        files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
-        record_generation(rendered)
+        rendered, run, files = _render_all(spec, model, executable, staging)
         changes = Update()
         if target.exists():
+            before = tree_state(target)
             changes = update_tree(target, rendered, lambda: _render_previous(target, staging))
             keep_earlier_entry(target, rendered)
-        _swap_into_place(rendered, target, staging)
+            _refuse_changed(target, before, tree_state(target))
+            _swap_into_place(rendered, target, staging)
+            old = rendered if rendered.exists() else staging / "previous"
+            after = tree_state(old)
+            if after != before:  # changed between the last check and the swap: swap back, nothing lost
+                _swap_into_place(old, target, staging)
+                _refuse_changed(target, before, after)
+        else:
+            _swap_into_place(rendered, target, staging)
     except BaseException as exc:
         remove_staging(staging)
         _remove_empty(created_parents)
@@ -135,6 +157,131 @@ def generate_project(spec: OpSpec, out_dir: str | os.PathLike, *, force: bool = 
         os.close(in_use)
     remove_staging(staging)
     return GeneratedProject(target, spec, run, files, changes.kept, changes.merged, changes.conflicts, changes.binary)
+
+
+def _render_all(spec: OpSpec, model: ProjectModel, executable, staging: Path) -> tuple[Path, MsOpGenRun | None, tuple[str, ...]]:
+    rendered = _render(spec, model, staging)
+    check_written_documents(rendered, spec)
+    run = None
+    if executable is not None:
+        ascend_c = rendered / model.op_type
+        shutil.rmtree(ascend_c)  # msOpGen writes this tree itself
+        run = run_msopgen(executable, rendered / "msopgen" / f"{spec.name}.json", spec.soc, ascend_c)
+        set_vendor_name(ascend_c, spec.vendor)
+    files = tuple(sorted(str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()))
+    record_generation(rendered)
+    return rendered, run, files
+
+
+def _generate_in_place(spec: OpSpec, model: ProjectModel, executable, target: Path) -> GeneratedProject:
+    """Fill the existing empty directory ``target``: rendered in a staging directory inside it (so the parent
+    need not be writable, and an empty mount point stays the mount point), then moved up entry by entry;
+    on failure what was moved is removed again, leaving the directory empty as it was."""
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".opkit-staging-", dir=target))
+        (staging / STAGING_MARK).touch()
+    except OSError as exc:
+        raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
+    moved: list[Path] = []
+    try:
+        rendered, run, files = _render_all(spec, model, executable, staging)
+        for entry in sorted(os.listdir(rendered)):
+            os.rename(rendered / entry, target / entry)
+            moved.append(target / entry)
+    except BaseException as exc:
+        for path in moved:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        remove_staging(staging)
+        if isinstance(exc, OSError):
+            raise TargetError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise
+    remove_staging(staging)
+    return GeneratedProject(target, spec, run, files)
+
+
+@contextlib.contextmanager
+def _project_lock(target: Path, timeout: float = PROJECT_LOCK_TIMEOUT_S):
+    """An exclusive flock on the project directory for the whole update. A run that waited while another
+    swapped a new tree into place locks the directory that is there now (the same path, another inode)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise TargetError(f"cannot open {target}: {exc.strerror or exc}") from None
+        try:
+            if not wait_for_lock(fd, deadline):
+                raise TargetError(f"{target} is being updated by another opkit run (waited {timeout:g} s); try again when it has finished")
+            try:
+                now = os.stat(target)
+            except FileNotFoundError:
+                now = None
+            held = os.fstat(fd)
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                yield
+                return
+        finally:
+            os.close(fd)
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, ...]]:
+    """Every entry under ``root`` (links not followed) with what its content cannot change without: its kind,
+    inode, size, mtime and ctime (no one can set a ctime back). ``root`` itself is left out: a rename
+    changes its ctime."""
+    state = {}
+    for directory, dirs, names in os.walk(root):
+        for entry in (*dirs, *names):
+            path = os.path.join(directory, entry)
+            with contextlib.suppress(FileNotFoundError):
+                info = os.lstat(path)
+                state[os.path.relpath(path, root)] = (stat.S_IFMT(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return state
+
+
+def _refuse_changed(target: Path, before: dict, after: dict) -> None:
+    changed = sorted(rel for rel in before.keys() | after.keys() if before.get(rel) != after.get(rel))
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise ProjectChanged(
+            f"{target}: {shown} changed while --force was updating the project; nothing was updated and your "
+            "change is kept; run --force again"
+        )
+
+
+def mount_points_inside(root: Path) -> list[Path]:
+    """The mount points strictly inside ``root``: from /proc/self/mountinfo (bind mounts of the same
+    filesystem included), else by a change of device while walking the tree."""
+    real = os.path.realpath(root)
+    found: set[str] = set()
+    with contextlib.suppress(OSError):
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                fields = line.split(" ")
+                if len(fields) > 4:
+                    point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+                    if point.startswith(real.rstrip("/") + "/"):
+                        found.add(point)
+    device = os.lstat(real).st_dev
+    for directory, dirs, _ in os.walk(real):
+        for name in list(dirs):
+            path = os.path.join(directory, name)
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_dev != device:
+                    found.add(path)
+                    dirs.remove(name)
+    return sorted(Path(p) for p in found)
+
+
+def refuse_mount_points(target: Path) -> None:
+    mounts = mount_points_inside(target)
+    if mounts:
+        raise TargetError(
+            f"{mounts[0]} is a mount point inside {target}: --force never updates across a mount point (it would "
+            "move or remove files of another filesystem); unmount it, or move it out of the project, then run --force again"
+        )
 
 
 def _staging_prefix(target: Path) -> str:

@@ -216,6 +216,10 @@ def make_spec(
     opkit_version: str = __version__,
 ) -> OpSpec:
     """Resolve defaults and validate every choice; raise SpecError with one clear message."""
+    _refuse_control_characters(
+        {"NAME": name, "--schema": (schema or "").strip(), "--style": style, "--namespace": namespace, "--dtypes": dtypes, "--formats": formats,
+         "--soc": soc, "--out-like": out_like, "--vendor": vendor, "--op-type": op_type, "--output": outputs}  # fmt: skip
+    )
     problem = naming.name_problem(name, what="op name")
     if problem:
         raise SpecError(problem)
@@ -250,6 +254,18 @@ def make_spec(
     spec = replace(spec, **{key: chosen[key] for key in ("namespace", "out_like", "vendor") if not getattr(spec, key)})
     validate_spec(spec)
     return spec
+
+
+def _refuse_control_characters(values: dict[str, object]) -> None:
+    """A value with a line break or another control character (a trailing newline pasted with it) would be
+    written into generated Python, C++ and JSON: refused, naming the option."""
+    from opkit.escaping import has_control, one_line
+
+    for option, value in values.items():
+        texts = [value] if isinstance(value, str) else list(value.keys()) + [str(v) for v in value.values()] if isinstance(value, dict) else [str(v) for v in value or ()] if isinstance(value, (list, tuple)) else []
+        for text in texts:
+            if isinstance(text, str) and has_control(text):
+                raise SpecError(f"{option} {one_line(text)!r} holds a line break or another control character; give the value on one line, without them")
 
 
 def derived_defaults(spec: OpSpec, sig: OpSignature | None = None) -> dict[str, str]:

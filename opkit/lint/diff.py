@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 
 from opkit.lint.finding import Finding, Severity
+from opkit.subprocess_safety import git_argv, git_env
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _YAML_UNIT = re.compile(r"^(?:\S|\s*- func:)")
@@ -26,7 +27,7 @@ class DiffError(ValueError):
 
 def _git(top: str, *args: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", top, *args], capture_output=True, text=True, check=False)
+        done = subprocess.run(git_argv(top, *args), capture_output=True, text=True, check=False, env=git_env(), stdin=subprocess.DEVNULL)
     except OSError as exc:
         raise DiffError(f"cannot run git: {exc.strerror or exc}") from None
     if done.returncode != 0:
@@ -53,7 +54,7 @@ def changed_lines(paths: Sequence[str], rev: str) -> dict[str, set[int] | None]:
         except DiffError:
             raise DiffError(f"--diff {rev}: not a commit in the git repository at {top}") from None
         current: set[int] | None = None
-        for line in _git(top, "diff", "--no-color", "--no-ext-diff", "-U0", rev, "--").splitlines():
+        for line in _git(top, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-U0", rev, "--").splitlines():
             if line.startswith("+++ "):
                 target = line[4:]
                 current = None

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from opkit import __version__
+from opkit.escaping import github_escape, one_line
 from opkit.lint.finding import Finding, Severity
 from opkit.lint.registry import known_codes, load_rules
 from opkit.lint.finding import INPUT_ERRORS, INPUT_NOTES
@@ -21,7 +22,7 @@ def printable(text: str) -> str:
 
 
 def _location(f: Finding) -> str:
-    return f"{f.path}:{f.line}:{f.column}" if f.path else "<project>"
+    return f"{one_line(f.path)}:{f.line}:{f.column}" if f.path else "<project>"
 
 
 def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int = 0, **_: object) -> str:
@@ -30,10 +31,10 @@ def format_text(findings: Sequence[Finding], *, colour: bool = False, files: int
     for f in findings:
         code = f"{_COLOURS[f.severity]}{f.code}{_RESET}" if colour else f.code
         where = f"{_BOLD}{_location(f)}{_RESET}" if colour else _location(f)
-        op = f" [{f.op}]" if f.op else ""
-        lines.append(f"{where}: {code} {f.message}{op}")
+        op = f" [{one_line(f.op)}]" if f.op else ""
+        lines.append(f"{where}: {code} {one_line(f.message)}{op}")
         if f.hint:
-            lines.append(f"    hint: {f.hint}")
+            lines.append(f"    hint: {one_line(f.hint)}")
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     if findings:
         # "fatal" stays singular: "2 fatal, 1 error, 3 warnings"
@@ -126,22 +127,15 @@ def format_sarif(findings: Sequence[Finding], **_: object) -> str:
     return json.dumps(sarif_document(findings), indent=2) + "\n"
 
 
-def _escape_github(text: str, *, property_value: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if property_value:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
-
-
 def format_github(findings: Sequence[Finding], **_: object) -> str:
     """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=CODE::message``."""
     level = {Severity.FATAL: "error", Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
     out = []
     for f in findings:
-        props = [f"file={_escape_github(f.path, property_value=True)}", f"line={f.line}", f"col={f.column}"] if f.path else []
-        props.append(f"title={_escape_github(f.code, property_value=True)}")
+        props = [f"file={github_escape(f.path, property_value=True)}", f"line={f.line}", f"col={f.column}"] if f.path else []
+        props.append(f"title={github_escape(f.code, property_value=True)}")
         message = f.message + (f" (hint: {f.hint})" if f.hint else "")
-        out.append(f"::{level[f.severity]} {','.join(props)}::{_escape_github(message)}")
+        out.append(f"::{level[f.severity]} {','.join(props)}::{github_escape(message)}")
     return printable("\n".join(out) + ("\n" if out else ""))
 
 

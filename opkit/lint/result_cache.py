@@ -13,6 +13,7 @@ cache (``opkit.lint.cache``) still serves a miss, so editing one entry re-parses
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -73,9 +74,8 @@ def store(cache_key: str, findings: list[Finding], files: int) -> None:
             pass
 
 
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.json|[0-9a-f]{32}\.pickle")  # the pickles of an opkit before its caches were JSON
+
+
 def _prune(directory: Path) -> None:
-    for old in directory.glob("*.pickle"):  # written by opkit before its caches were JSON; never read
-        old.unlink(missing_ok=True)
-    entries = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-MAX_FILES]:
-        old.unlink(missing_ok=True)
+    cachedir.prune(directory, MAX_FILES, pattern=_ENTRY_NAME)

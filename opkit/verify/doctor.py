@@ -74,9 +74,12 @@ def _dist_version(name: str) -> str | None:
 
 
 def _probe(env_overrides: dict[str, str] | None = None, timeout: float = 120.0) -> tuple[dict | None, str]:
-    env = dict(os.environ, **(env_overrides or {}))
+    from opkit.subprocess_safety import clean_cwd, python_argv, python_env
+
+    env = python_env(dict(os.environ, **(env_overrides or {})))
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, env=env)
+        with clean_cwd() as cwd:  # never the working directory's ./json.py or ./torch/
+            proc = subprocess.run(python_argv("-c", _PROBE), capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
     for line in proc.stdout.splitlines():
@@ -230,6 +233,28 @@ def _emulation_modules() -> list[Finding]:
     return [Finding("npugraph_ex's imports", "ok", ", ".join(WHEEL_IMPORTS))]
 
 
+def _torch_npu_source() -> list[Finding]:
+    """Whether the OPKIT_TORCH_NPU wheel or tree is one opkit pins (by sha256), or the user's own choice."""
+    from opkit.torch_npu_wheel import ENV_VAR, WheelUnavailable, pin_of, wheel_sha256
+
+    source = os.environ.get(ENV_VAR)
+    if not source:
+        return []
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return [Finding(ENV_VAR, "warn", f"{source} is a directory: your own choice, used unchecked (opkit pins wheels by sha256, not trees)")]
+    if not path.is_file():
+        return [Finding(ENV_VAR, "fail", f"{source}: no such wheel file or directory")]
+    digest = wheel_sha256(path)
+    try:
+        pinned = pin_of(path.name, digest)
+    except WheelUnavailable as exc:
+        return [Finding(ENV_VAR, "fail", str(exc))]
+    if pinned:
+        return [Finding(ENV_VAR, "ok", f"{path.name}: sha256 {digest[:16]}... matches opkit's pin")]
+    return [Finding(ENV_VAR, "warn", f"{path.name} (sha256 {digest}) is not a wheel opkit pins: your own choice, its code runs in verify")]
+
+
 def _environment_traps() -> list[Finding]:
     out = []
     autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD")
@@ -256,6 +281,6 @@ def _environment_traps() -> list[Finding]:
 
 def diagnose_environment() -> DoctorReport:
     findings: list[Finding] = [Finding("python", "ok", f"{sys.version.split()[0]} at {sys.executable}")]
-    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_compile_check_tools, "opkit check"), (_emulation_modules, "npugraph_ex's imports"), (_environment_traps, "environment")):
+    for fn, name in ((_packages, "packages"), (_torch_import, "import torch"), (_cann, "CANN"), (_msopgen, "msopgen"), (_compile_check_tools, "opkit check"), (_emulation_modules, "npugraph_ex's imports"), (_torch_npu_source, "OPKIT_TORCH_NPU"), (_environment_traps, "environment")):
         findings += _check(fn, name)
     return DoctorReport(tuple(findings))

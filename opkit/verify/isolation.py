@@ -10,6 +10,17 @@ parent never unpickles anything the child sends. When the child dies (a signal),
 a failed report itself, at the stage the child had reached, naming the signal, the status or the
 timeout, with the child's Python stack where faulthandler could write it.
 
+The channel is authenticated: each line carries an HMAC-SHA256 under a key drawn for that one check just
+before the fork. The checked code runs in the child and could write to any descriptor it holds, but a
+line it writes without the key (a forged report, or anything written to an inherited pipe) fails the
+MAC, and the parent then fails the check as tampered, whatever report follows. The child's stdout is
+its stderr (fd 1 is made a copy of fd 2), so what the checked code prints never mixes into opkit's
+own output (``--format json`` stays JSON). The timeout does not depend on the parent being able to
+act: a watchdog (``/bin/sh``, posix-spawned in its own session) kills the child's process group at
+the deadline and sends the parent SIGCONT, so a SIGSTOP the checked code sends its parent ends in a
+timeout report, not a hang. Code that reads the key out of its own process's memory can still forge a
+report: verify runs the user's code, it is a test runner, not a sandbox (docs/security.md).
+
 Fork, not spawn: the child inherits the warm interpreter (torch imported, Dynamo warmed, the npugraph_ex
 emulation loaded, the user's op objects), so a check costs a fork more than in-process
 (docs/verify-isolation.md gives the measurements). The child runs torch single-threaded: the parent's
@@ -19,10 +30,14 @@ OpenMP pool does not survive a fork (a parallel kernel in the child would hang).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import select
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +52,8 @@ ISOLATION_ENV = "OPKIT_VERIFY_ISOLATION"  # "1": every check in a child, "0": no
 _GRACE_S = 0.5  # after asking a timed-out child for its stack, before killing it
 
 _channel: int | None = None  # in a child: the pipe to the parent
+_key: bytes = b""  # in a child: what its messages are authenticated with
+_WATCHDOG_SLACK_S = 2.0  # the parent's own deadline comes first; the watchdog only acts when the parent cannot
 
 
 @dataclass(frozen=True)
@@ -82,10 +99,15 @@ def default_timeout() -> float:
     return value
 
 
+def _mac(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
+
+
 def _send(message: dict) -> None:
     if _channel is None:
         return
-    data = (json.dumps(message) + "\n").encode()
+    payload = json.dumps(message).encode()
+    data = _mac(_key, payload) + b" " + payload + b"\n"
     while data:
         data = data[os.write(_channel, data) :]
 
@@ -172,24 +194,47 @@ def run(
             stream.flush()  # else the child inherits the buffered text and writes it a second time
     read_end, write_end = os.pipe()
     stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
+    key = secrets.token_bytes(32)
     pid = os.fork()
     if pid == 0:  # pragma: no cover (the child: measured through its report)
         os.close(read_end)
-        _child(work, header, write_end, stacks, refusals)
+        _child(work, header, write_end, key, stacks, refusals)
     os.close(write_end)
+    watchdog = _watchdog(pid, timeout)
     try:
-        return _parent(pid, read_end, stacks, header, timeout, refusals)
+        return _parent(pid, read_end, key, stacks, header, timeout, refusals)
     finally:
         os.close(read_end)
         stacks.close()
+        if watchdog is not None:
+            with contextlib.suppress(OSError):
+                watchdog.kill()
+            watchdog.wait()
 
 
-def _child(work, header: ReportHeader, channel: int, stacks, refusals) -> None:  # pragma: no cover
-    global _channel
+def _watchdog(pid: int, timeout: float) -> subprocess.Popen | None:
+    """A process of its own that, past the deadline, kills the child's group and wakes the parent (SIGCONT):
+    what the parent cannot do while it is stopped. Started with posix_spawn (no copy of this process)."""
+    script = 'sleep "$1"; kill -KILL -- "-$2" 2>/dev/null; kill -KILL "$2" 2>/dev/null; kill -CONT "$3" 2>/dev/null'
+    try:
+        return subprocess.Popen(
+            ["/bin/sh", "-c", script, "opkit-verify-watchdog", f"{timeout + _GRACE_S + _WATCHDOG_SLACK_S:.3f}", str(pid), str(os.getpid())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    except OSError:
+        return None  # no /bin/sh: the parent's own deadline still holds while it runs
+
+
+def _child(work, header: ReportHeader, channel: int, key: bytes, stacks, refusals) -> None:  # pragma: no cover
+    global _channel, _key
     status = 0
     try:
         os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
-        _channel = channel
+        _channel, _key = channel, key
+        with contextlib.suppress(OSError):
+            sys.stdout.flush()
+            os.dup2(2, 1)  # what the checked code prints goes to stderr, never into opkit's report on stdout
+        sys.stdout = sys.stderr
         import faulthandler
 
         faulthandler.enable(file=stacks)
@@ -215,12 +260,13 @@ def _child(work, header: ReportHeader, channel: int, stacks, refusals) -> None: 
         os._exit(status)  # never the parent's atexit handlers, pytest's finalizers, or a second report
 
 
-def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float, refusals) -> GraphEntryReport:
+def _parent(pid: int, channel: int, key: bytes, stacks, header: ReportHeader, timeout: float, refusals) -> GraphEntryReport:
     deadline = time.monotonic() + timeout
     buffer = b""
     stage = Stage.REGISTRATION
     result: dict | None = None
     timed_out = finished = False
+    forged = 0
     try:
         while result is None:  # the report (or refusal, or error) is the child's last message
             left = deadline - time.monotonic()
@@ -236,7 +282,10 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                message = _decode(line)
+                message = _authentic(line, key)
+                if message is None:
+                    forged += 1
+                    continue
                 if "stage" in message:
                     stage = _stage(message["stage"], stage)
                 elif message:
@@ -246,6 +295,17 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
         if not finished:  # timed out, or interrupted here (Ctrl-C): the child must not outlive the check
             _stop(pid, ask_for_stack=timed_out)
         status = _reap(pid)
+    if result is None and time.monotonic() >= deadline:
+        timed_out = True  # the watchdog killed it while this process was stopped
+    if forged:
+        return failed(
+            header,
+            stage,
+            "forged_report",
+            f"{forged} message(s) on the check's report channel did not come from opkit (written by the checked code, "
+            "or to an inherited pipe): the verdict cannot be trusted, so the check fails",
+            "remove the code that writes to file descriptors it did not open from the Meta file, kernel, --load file or --example",
+        )
     if timed_out:
         return failed(
             header,
@@ -294,12 +354,16 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
     )
 
 
-def _decode(line: bytes) -> dict:
+def _authentic(line: bytes, key: bytes) -> dict | None:
+    """The message of a line the child's opkit code sent (its MAC checks out); None for any other line."""
+    mac, _, payload = line.partition(b" ")
+    if not hmac.compare_digest(mac, _mac(key, payload)):
+        return None
     try:
-        message = json.loads(line)
+        message = json.loads(payload)
     except ValueError:
-        return {}
-    return message if isinstance(message, dict) else {}
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def _stage(value, current: Stage) -> Stage:

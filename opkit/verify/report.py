@@ -14,6 +14,8 @@ import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
 
+from opkit.escaping import github_escape, one_line
+
 
 class Stage(str, enum.Enum):
     """Where, in the order an op meets them, a check failed (graph-entry.md, "The stages an op must pass")."""
@@ -274,8 +276,6 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     """The one-screen human verdict: the answer first, then why, then what to do."""
     lines: list[str] = []
     verdict = "PASS" if report.ok else "FAIL"
-    if color:
-        verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
     backend = f"{report.backend} (emulated)" if report.emulated else report.backend
     run = report.npugraph_ex
     unseen = " (0 captures: nothing was captured or replayed)" if run is not None and run.calls and run.captures == 0 else ""
@@ -351,19 +351,19 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     if show_graph and report.graph_code:
         lines.append("  captured graph:")
         lines.extend("    " + line for line in report.graph_code.strip().splitlines())
+    # every line built above stays one line, with no terminal escapes: values from the checked code and its paths are data
+    lines = [one_line(line) for line in lines]
+    if color:  # added after escaping: the only escape sequences are opkit's own
+        lines[0] = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}" + lines[0][len(verdict) :]
     return "\n".join(lines)
-
-
-def _github_escape(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
     """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
 
     def command(kind: str, title: str, message: str) -> str:
-        params = ",".join(p for p in (f"file={file}" if file else "", f"title={title}") if p)
-        return f"::{kind} {params}::{_github_escape(message)}"
+        params = ",".join(p for p in (f"file={github_escape(file, property_value=True)}" if file else "", f"title={github_escape(title, property_value=True)}") if p)
+        return f"::{kind} {params}::{github_escape(message)}"
 
     verdict = format_report(report).splitlines()[0]
     warnings = [command("warning", f"opkit verify: {w.stage.title}: {w.check}", f"{w.message} Next: {w.next_action}") for w in report.warnings]

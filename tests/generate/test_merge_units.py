@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import os
+
 import pytest
 
 from opkit.generate import merge
@@ -130,11 +132,21 @@ def test_the_merge_writes_nothing_where_it_runs(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(GIT is None, reason="git is not installed")
 def test_a_git_that_dies_is_passed_over(tmp_path, monkeypatch):
+    dying = tmp_path / "bin" / "git"
+    dying.parent.mkdir()
+    dying.write_text("#!/bin/sh\necho 'fatal: bad config line 1' >&2\nexit 128\n")
+    dying.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{dying.parent}{os.pathsep}{os.environ['PATH']}")
+    assert merge3(*MOVED) == PYTHON_MOVED
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_the_users_broken_global_git_config_does_not_reach_the_merge(tmp_path, monkeypatch):
     config = tmp_path / "gitconfig"
     config.write_text("[[[\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))  # git dies on it: "fatal: bad config line 1", exit 128
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))  # plain git dies on it: "fatal: bad config line 1", exit 128
     assert _git_merge_file(tmp_path, *MOVED) == (b"", 128)
-    assert merge3(*MOVED) == PYTHON_MOVED
+    assert merge3(*MOVED) == GIT_MOVED  # opkit runs git with the global and system config off
 
 
 def test_a_git_that_does_not_answer_is_given_up_on(tmp_path, monkeypatch):

@@ -191,12 +191,15 @@ def test_a_lock_held_too_long_is_one_clear_message(tmp_path):
         assert real == target
 
 
-def test_a_killed_writers_temporary_file_is_removed_by_the_next_run(tmp_path, run_opkit, fragment):
+@pytest.mark.parametrize("name", [".x.yaml.opkit-backup", ".x.yaml.opkit-0123456789ab"])
+def test_only_the_temporary_name_this_run_created_is_ever_removed(tmp_path, run_opkit, fragment, name):
+    """A user's `.x.yaml.opkit-backup`, even one named exactly as opkit names its temporary files, stays."""
     target = tmp_path / "x.yaml"
     target.write_text("custom: []\n")
-    (tmp_path / ".x.yaml.opkit-killed").write_text("custom: [half")
+    (tmp_path / name).write_text("custom: [my backup]\n")
     assert _add(run_opkit, target, fragment)[0] == 0
-    assert sorted(os.listdir(tmp_path)) == ["fragment.yaml", "x.yaml"]
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "fragment.yaml", "x.yaml"])
+    assert (tmp_path / name).read_text() == "custom: [my backup]\n"
 
 
 # --- writes that cannot lose data ---------------------------------------------------------------------------------

@@ -50,6 +50,18 @@ def npugraph_ex_members(version: str = "2.13.0") -> dict[str, str]:
     }
 
 
+def pin(monkeypatch, whl: Path) -> str:
+    """Make ``whl`` one of the wheels opkit pins (a pip download is used only then); its sha256."""
+    digest = wheel.wheel_sha256(whl)
+    monkeypatch.setitem(wheel.PINNED_SHA256, "test", {whl.name: digest})
+    return digest
+
+
+def keyed(whl: Path, version: str = "2.13.0") -> str:
+    """The name of the tree a wheel file is unpacked to: its version and its content's hash."""
+    return f"{version}-{wheel.wheel_sha256(whl)[:24]}"
+
+
 def files_under(root: Path) -> list[str]:
     """The files under ``root``, without the bytecode opkit compiles beside an unpacked tree's modules."""
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
@@ -235,14 +247,13 @@ def test_locked_holds_an_exclusive_lock_until_the_block_ends(tmp_path):
 # --- a wheel file or a tree given by path --------------------------------------------------------------------------
 
 
-def test_a_wheel_file_is_unpacked_into_the_cache_under_its_version_and_size(cache, tmp_path):
+def test_a_wheel_file_is_unpacked_into_the_cache_under_its_version_and_hash(cache, tmp_path):
     whl = make_zip(tmp_path / "torch_npu-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", npugraph_ex_members("2.13.0+cpu"))
-    size = whl.stat().st_size
     got = wheel._from_path(str(whl))
-    assert got == Wheel("2.13.0", cache / "torch-npu" / f"2.13.0-{size}", str(whl))
-    assert got.dynamo_dir == cache / "torch-npu" / f"2.13.0-{size}" / "torch_npu" / "dynamo"
+    assert got == Wheel("2.13.0", cache / "torch-npu" / keyed(whl), str(whl), pinned=False)
+    assert got.dynamo_dir == cache / "torch-npu" / keyed(whl) / "torch_npu" / "dynamo"
     assert files_under(got.root) == KEPT
-    assert (cache / "torch-npu" / f"2.13.0-{size}.lock").is_file()
+    assert (cache / "torch-npu" / f"{keyed(whl)}.lock").is_file()
 
 
 def test_a_wheel_file_already_unpacked_is_read_from_the_cache(cache, tmp_path):
@@ -265,7 +276,7 @@ def test_a_wheel_file_not_named_as_a_torch_npu_wheel_is_refused(cache, tmp_path,
     with pytest.raises(WheelUnavailable) as err:
         wheel._from_path(str(whl))
     assert str(err.value) == f"{name} is not a torch-npu wheel file name (torch_npu-VERSION-PYTHON-ABI-PLATFORM.whl)"
-    assert not any(p.suffix != ".lock" for p in (cache / "torch-npu").iterdir())
+    assert not any(p.suffix != ".lock" and p.name != "CACHEDIR.TAG" for p in (cache / "torch-npu").iterdir())
 
 
 def test_a_wheel_path_with_a_tilde_is_expanded(cache, tmp_path, monkeypatch):
@@ -303,7 +314,7 @@ def unpacked_tree(root: Path, version_py: str | None = "__version__ = '2.14.0'\n
 
 def test_an_unpacked_tree_is_used_in_place(cache, tmp_path):
     tree = unpacked_tree(tmp_path / "tree.whl")  # a folder, whatever its name
-    assert wheel._from_path(str(tree)) == Wheel("2.14.0", tree, str(tree))
+    assert wheel._from_path(str(tree)) == Wheel("2.14.0", tree, str(tree), pinned=False)
     assert not cache.exists()
 
 
@@ -340,12 +351,34 @@ def test_download_failure_names_pips_last_error_and_the_way_out(cache, tmp_path)
 
 
 def test_download_unpacks_the_wheel_pip_fetched(cache, tmp_path, monkeypatch):
-    make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
+    whl = make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
     make_zip(tmp_path / "links" / "torch_npu-2.14.0-py3-none-any.whl", npugraph_ex_members("2.14.0"))
+    pin(monkeypatch, whl)
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
-    wheel._download("2.13.0", tmp_path / "dest")
-    assert files_under(tmp_path / "dest") == KEPT
-    assert (tmp_path / "dest" / VERSION_PY).read_text() == "__version__ = '2.13.0+cpu'\n"
+    dest = wheel._download("2.13.0", tmp_path / "dest")
+    assert dest == tmp_path / "dest" / keyed(whl)
+    assert files_under(dest) == KEPT
+    assert (dest / VERSION_PY).read_text() == "__version__ = '2.13.0+cpu'\n"
+
+
+def test_download_refuses_a_wheel_opkit_does_not_pin(cache, tmp_path, monkeypatch):
+    whl = make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    with pytest.raises(WheelUnavailable) as err:
+        wheel._download("2.13.0", tmp_path / "dest")
+    assert str(err.value) == (
+        f"pip downloaded {whl.name} (sha256 {wheel.wheel_sha256(whl)}), which opkit has no pinned hash for: it is not used; "
+        "to use a wheel you trust, set OPKIT_TORCH_NPU to it"
+    )
+    assert not (tmp_path / "dest").exists()
+
+
+def test_download_refuses_a_wheel_whose_hash_differs_from_its_pin(cache, tmp_path, monkeypatch):
+    whl = make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
+    monkeypatch.setitem(wheel.PINNED_SHA256, "test", {whl.name: "0" * 64})
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    with pytest.raises(WheelUnavailable, match=f"^{whl.name} has sha256 [0-9a-f]{{64}}, not the 0{{64}} opkit pins for it"):
+        wheel._download("2.13.0", tmp_path / "dest")
 
 
 def test_download_without_a_torch_npu_wheel_file_says_none_was_downloaded(cache, tmp_path, monkeypatch):
@@ -372,10 +405,10 @@ def test_download_that_runs_over_its_time_is_refused(cache, tmp_path, monkeypatc
 
 def test_obtain_takes_the_source_argument_then_the_environment(cache, tmp_path, monkeypatch):
     tree = unpacked_tree(tmp_path / "tree")
-    assert wheel.obtain(str(tree)) == Wheel("2.14.0", tree, str(tree))
+    assert wheel.obtain(str(tree)) == Wheel("2.14.0", tree, str(tree), pinned=False)
     monkeypatch.setenv("OPKIT_TORCH_NPU", str(tree))
-    assert wheel.obtain() == Wheel("2.14.0", tree, str(tree))
-    assert wheel.obtain("") == Wheel("2.14.0", tree, str(tree))
+    assert wheel.obtain() == Wheel("2.14.0", tree, str(tree), pinned=False)
+    assert wheel.obtain("") == Wheel("2.14.0", tree, str(tree), pinned=False)
 
 
 def test_obtain_refuses_an_unsupported_wheel_but_not_an_unknown_version(cache, tmp_path):
@@ -383,13 +416,14 @@ def test_obtain_refuses_an_unsupported_wheel_but_not_an_unknown_version(cache, t
     with pytest.raises(WheelUnavailable, match=r"^torch-npu 2\.9\.0 is not emulated: "):
         wheel.obtain(str(whl))
     tree = unpacked_tree(tmp_path / "tree", version_py=None)
-    assert wheel.obtain(str(tree)) == Wheel("unknown", tree, str(tree))
+    assert wheel.obtain(str(tree)) == Wheel("unknown", tree, str(tree), pinned=False)
 
 
 def test_obtain_downloads_torchs_version_once_then_reads_the_cache(cache, tmp_path, monkeypatch):
-    make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
+    whl = make_zip(tmp_path / "links" / "torch_npu-2.13.0-py3-none-any.whl", npugraph_ex_members())
+    monkeypatch.setitem(wheel.PINNED_SHA256, "2.13.0", {whl.name: wheel.wheel_sha256(whl)})
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
-    dest = cache / "torch-npu" / "2.13.0"
+    dest = cache / "torch-npu" / keyed(whl)
     assert wheel.obtain(torch_version="2.13.0+cpu") == Wheel("2.13.0", dest, "pip download")
     assert files_under(dest) == KEPT
     assert (cache / "torch-npu" / "2.13.0.lock").is_file()
@@ -425,7 +459,7 @@ def test_a_member_that_differs_from_its_record_hash_is_refused_and_nothing_unpac
     with pytest.raises(WheelUnavailable) as err:
         wheel._from_path(str(whl))
     assert str(err.value) == f"{WHL}: torch_npu/dynamo/npugraph_ex/inference.py does not match its RECORD hash (the wheel is damaged or was altered)"
-    assert sorted(p.name for p in (cache / "torch-npu").iterdir()) == [f"2.13.0-{whl.stat().st_size}.lock"]
+    assert sorted(p.name for p in (cache / "torch-npu").iterdir()) == sorted(["CACHEDIR.TAG", f"{keyed(whl)}.lock"])
 
 
 def test_a_kept_member_missing_from_record_is_refused(cache, tmp_path):
@@ -512,7 +546,8 @@ def test_a_damaged_or_tampered_tree_is_unpacked_again_before_use(cache, tmp_path
 
 @pytest.mark.parametrize("how", TAMPERINGS)
 def test_a_tampered_tree_from_pip_download_is_downloaded_again(cache, tmp_path, monkeypatch, how):
-    make_zip(tmp_path / "links" / WHL, npugraph_ex_members())
+    whl = make_zip(tmp_path / "links" / WHL, npugraph_ex_members())
+    monkeypatch.setitem(wheel.PINNED_SHA256, "2.13.0", {whl.name: wheel.wheel_sha256(whl)})
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
     first = wheel.obtain(torch_version="2.13.0")
     _tamper(first.root, how)
@@ -535,3 +570,84 @@ def test_a_refused_cache_directory_unpacks_into_a_private_directory(cache, tmp_p
     assert files_under(got.root) == KEPT and wheel.tree_is_intact(got.root)
     assert list(cache.iterdir()) == []
     assert "the cache is off for this run" in capsys.readouterr().err
+
+
+# --- Hardening III: pinned hashes, a tree keyed by content, bounded unpacking --------------------------------------
+
+
+def test_a_replacement_wheel_of_the_same_name_and_size_gets_its_own_tree(cache, tmp_path):
+    members = npugraph_ex_members()
+    whl = make_zip(tmp_path / WHL, members)
+    first = wheel._from_path(str(whl))
+    size = whl.stat().st_size
+    members["torch_npu/dynamo/npugraph_ex/inference.py"] = "MODE = 'planted'\n"  # the same length as 'capture'
+    members["torch_npu-2.13.0.dist-info/RECORD"] = ""
+    replacement = make_zip(tmp_path / "other" / WHL, members)
+    os.replace(replacement, whl)
+    assert whl.stat().st_size == size
+    second = wheel._from_path(str(whl))
+    assert second.root != first.root
+    assert (second.root / "torch_npu/dynamo/npugraph_ex/inference.py").read_text() == "MODE = 'planted'\n"
+
+
+def test_a_wheel_under_a_pinned_name_with_another_hash_is_refused(cache, tmp_path, monkeypatch):
+    whl = make_zip(tmp_path / WHL, npugraph_ex_members())
+    monkeypatch.setitem(wheel.PINNED_SHA256, "2.13.0", {WHL: "f" * 64})
+    with pytest.raises(WheelUnavailable, match=f"^{WHL} has sha256 [0-9a-f]{{64}}, not the f{{64}} opkit pins for it"):
+        wheel._from_path(str(whl))
+    assert not any((cache / "torch-npu").glob("2.13.0-*[!k]"))  # nothing unpacked: only the lock file
+
+
+def test_a_pinned_wheel_is_marked_pinned_and_an_unpinned_one_as_the_users_choice(cache, tmp_path, monkeypatch):
+    whl = make_zip(tmp_path / WHL, npugraph_ex_members())
+    unpinned = wheel._from_path(str(whl))
+    assert not unpinned.pinned and unpinned.described == f"{whl}; not a wheel opkit pins: your own choice, unchecked"
+    pin(monkeypatch, whl)
+    assert wheel._from_path(str(whl)).pinned
+
+
+def test_the_real_wheel_name_is_pinned_with_a_sha256():
+    pins = wheel.PINNED_SHA256["2.13.0"]
+    assert all(len(digest) == 64 and int(digest, 16) >= 0 for digest in pins.values())
+    assert "torch_npu-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl" in pins
+
+
+def test_a_wheel_that_inflates_past_the_bound_is_refused_before_writing(cache, tmp_path):
+    members = npugraph_ex_members()
+    whl = tmp_path / WHL
+    bomb = "torch_npu/include/zeros.h"
+    with zipfile.ZipFile(whl, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+        with archive.open(bomb, "w", force_zip64=True) as member:
+            chunk = b"\0" * (1 << 20)
+            for _ in range(wheel.MAX_KEPT_BYTES // len(chunk) + 1):
+                member.write(chunk)
+    assert whl.stat().st_size < 2 * 1024 * 1024
+    with pytest.raises(WheelUnavailable, match=rf"^{WHL}: the members opkit keeps inflate to \d+ bytes, more than {wheel.MAX_KEPT_BYTES}$"):
+        wheel._from_path(str(whl))
+    assert not any(p.is_dir() for p in (cache / "torch-npu").iterdir())
+
+
+def test_a_wheel_with_too_many_members_is_refused(cache, tmp_path, monkeypatch):
+    members = npugraph_ex_members()
+    members.update({f"torch_npu/x{i}.py": "" for i in range(50)})
+    whl = make_zip(tmp_path / WHL, members)
+    monkeypatch.setattr(wheel, "MAX_WHEEL_MEMBERS", 40)
+    with pytest.raises(WheelUnavailable, match=rf"^{WHL} has 58 members, more than the 40 a torch-npu wheel may have$"):
+        wheel._from_path(str(whl))
+
+
+def test_doctor_says_whether_the_opkit_torch_npu_wheel_is_pinned(cache, tmp_path, monkeypatch):
+    from opkit.verify import doctor
+
+    whl = make_zip(tmp_path / WHL, npugraph_ex_members())
+    monkeypatch.setenv("OPKIT_TORCH_NPU", str(whl))
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "warn" and "is not a wheel opkit pins: your own choice" in finding.detail
+    pin(monkeypatch, whl)
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "ok" and "matches opkit's pin" in finding.detail
+    monkeypatch.setitem(wheel.PINNED_SHA256, "test", {whl.name: "0" * 64})
+    (finding,) = doctor._torch_npu_source()
+    assert finding.status == "fail" and "not the 0000" in finding.detail

@@ -362,6 +362,21 @@ def test_format_github_notice_for_a_pass_with_and_without_a_file():
     assert format_github(_report(), file="my_op") == f"::notice file=my_op,title=opkit verify::{line}"
 
 
+def test_format_github_a_newline_in_the_directory_name_injects_no_workflow_command():
+    """The property values are escaped as GitHub's toolkit escapes them (':' and ',' too), so no `::` line starts inside them."""
+    out = format_github(_report(), file="proj\n::error title=forged::PASS,x\x1b]0;t\x07")
+    assert out.count("\n") == 0 and out.startswith("::notice file=proj%0A%3A%3Aerror title=forged%3A%3APASS%2Cx\\x1b]0;t\\x07,title=opkit verify::")
+
+
+def test_format_report_spells_terminal_escapes_and_line_breaks_in_values():
+    r = _report(problems=(Problem(Stage.META, "fake_vs_real", "bad\x1b[2J\nPASS: forged", "fix"),))
+    text = format_report(r)
+    assert "\x1b" not in text and "\\x1b[2J\\nPASS: forged" in text
+    assert not any(line.startswith("PASS") for line in text.splitlines())
+    coloured = format_report(r, color=True)
+    assert coloured.startswith("\033[31mFAIL\033[0m") and coloured.count("\x1b") == 2
+
+
 def test_format_github_one_error_per_problem_with_newlines_and_percent_escaped():
     r = _report(
         problems=(
@@ -370,8 +385,8 @@ def test_format_github_one_error_per_problem_with_newlines_and_percent_escaped()
         )
     )
     assert format_github(r, file="p") == (
-        "::error file=p,title=opkit verify: Meta function: fake_vs_real::50%25 off%0D%0Asecond line Next: fix%0Ait\n"
-        "::error file=p,title=opkit verify: AOT functionalization: returns_mutated_input::m Next: n"
+        "::error file=p,title=opkit verify%3A Meta function%3A fake_vs_real::50%25 off%0D%0Asecond line Next: fix%0Ait\n"
+        "::error file=p,title=opkit verify%3A AOT functionalization%3A returns_mutated_input::m Next: n"
     )
 
 

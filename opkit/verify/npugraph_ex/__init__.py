@@ -35,7 +35,7 @@ class Emulation:
         from opkit.verify.npugraph_ex.runtime import NOT_EMULATED
 
         return (
-            f"npugraph_ex ran emulated: the compiler of torch-npu {self.wheel.version} ({self.wheel.source}) with "
+            f"npugraph_ex ran emulated: the compiler of torch-npu {self.wheel.version} ({self.wheel.described}) with "
             "opkit's stand-in NPU runtime; capture and replay were emulated on host memory; not visible here: "
             f"{NOT_EMULATED}"
         )

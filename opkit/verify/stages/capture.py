@@ -55,7 +55,7 @@ def capture(ctx) -> list[Problem] | None:
 
         ctx.npugraph_ex = checks.run_record(
             cap.observation,
-            source=f"torch-npu {ctx.emulation.wheel.version} ({ctx.emulation.wheel.source})",
+            source=f"torch-npu {ctx.emulation.wheel.version} ({ctx.emulation.wheel.described})",
             calls=[c.label for c in compiled.calls] + ([f"{compiled.error_call} (failed)"] if compiled.error_call else []),
         )
         problems += checks.capture_problems(cap.observation)
