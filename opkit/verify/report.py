@@ -351,8 +351,9 @@ def _github_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
-    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
+def format_github(report: GraphEntryReport, *, file: str | None = None, title: str = "opkit verify") -> str:
+    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass. ``title`` heads
+    each, as written (a run over many ops names the op in it, through ``github_property``)."""
 
     def command(kind: str, title: str, message: str) -> str:
         params = ",".join(p for p in (f"file={file}" if file else "", f"title={title}") if p)
@@ -360,6 +361,11 @@ def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
 
     verdict = format_report(report).splitlines()[0]
     if report.ok:
-        return command("notice", "opkit verify", verdict)
-    lines = [command("error", f"opkit verify: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
-    return "\n".join(lines or [command("error", "opkit verify", verdict)])
+        return command("notice", title, verdict)
+    lines = [command("error", f"{title}: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
+    return "\n".join(lines or [command("error", title, verdict)])
+
+
+def github_property(text: str) -> str:
+    """``text`` as a workflow command's property value: ``:`` and ``,`` would end it unescaped."""
+    return _github_escape(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,205 @@
+"""Many checks, one run: a worker process checks op after op; one op's crash, exit or hang takes only itself down.
+
+``opkit verify --from FILE.cpp`` without ``--op`` and ``opkit verify DIR...`` check many ops. Each pays torch's
+import and the torch-npu wheel's loading once: the parent does both, then forks one worker that runs the
+checks one after the other, each in-process as a library call runs it (its registrations undone after it),
+and sends back, as JSON lines on a pipe, when each check starts, each stage as it starts and each report
+(plain data, as ``opkit.verify.isolation`` does for one check; the parent never unpickles what a child sends).
+The parent keeps the timeout of the check in progress. When the worker dies (a signal, ``os._exit``) or its
+check outlives the timeout, the parent kills it, builds that check's failed report itself (the stage it had
+reached, the signal or the limit, faulthandler's Python stack) and forks a fresh worker for the checks left.
+
+Why a worker and not a fork per check: a check in a fresh fork costs about 1.7x the same check in a warm
+process (copy-on-write of the parent's pages and first-use costs, docs/verify-isolation.md); in the worker,
+every check after the first costs what an in-process check costs (benchmarks/README.md). The price: checks
+that follow one another in a worker share it, as tests of one pytest session do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from opkit.verify import isolation
+from opkit.verify.report import GraphEntryReport, Stage
+
+
+@dataclass(frozen=True)
+class Check:
+    """One op's check: its header (for a report the parent builds) and the work that returns its report."""
+
+    header: isolation.ReportHeader
+    work: Callable[[], GraphEntryReport]
+
+
+def run_checks(
+    checks: Sequence[Check], *, timeout: float | None = None, refusals: tuple[type[BaseException], ...] = (), isolate: bool = True
+) -> Iterator[GraphEntryReport]:
+    """Each check's report, in order, as it comes. ``timeout``: seconds per check (default ``OPKIT_VERIFY_TIMEOUT``,
+    else 120). An exception of one of ``refusals`` in a check (a usage error of that op alone) is its failed
+    report. ``isolate=False`` (or no ``os.fork``) runs the checks here, one after the other."""
+    timeout = isolation.default_timeout() if timeout is None else timeout
+    if not checks:
+        return
+    if not isolate or not hasattr(os, "fork") or isolation.in_child():
+        for check in checks:
+            yield _guarded(check, refusals)
+        return
+    if any(c.header.emulated for c in checks):
+        from opkit.verify import npugraph_ex
+
+        npugraph_ex.load()  # once, in the parent: every worker inherits it loaded
+    start = 0
+    while start < len(checks):
+        for index, report in _worker(checks, start, timeout, refusals):
+            yield report
+            start = index + 1
+
+
+def _guarded(check: Check, refusals) -> GraphEntryReport:
+    try:
+        return isolation.run_guarded(check.work, check.header)
+    except refusals as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        return _refused(check.header, message)
+
+
+def _refused(header: isolation.ReportHeader, message: str) -> GraphEntryReport:
+    return isolation.failed(header, Stage.REGISTRATION, "unusable", message, "fix the input the message names; run this op alone to see more")
+
+
+def _worker(checks: Sequence[Check], start: int, timeout: float, refusals) -> Iterator[tuple[int, GraphEntryReport]]:
+    """Fork a worker for ``checks[start:]``; yield (index, report) until it ends, the last a failure it built
+    itself when the worker died or hung."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()  # else the child inherits the buffered text and writes it a second time
+    read_end, write_end = os.pipe()
+    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child: measured through its reports)
+        os.close(read_end)
+        _child(checks, start, write_end, stacks, refusals)
+    os.close(write_end)
+    current, stage = start, Stage.REGISTRATION
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    finished = timed_out = running = progressed = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                message = isolation._decode(line)
+                if "start" in message:
+                    current, stage, running = int(message["start"]), Stage.REGISTRATION, True
+                    deadline = time.monotonic() + timeout
+                elif "stage" in message:
+                    stage = isolation._stage(message["stage"], stage)
+                elif "done" in message:
+                    yield current, _report_of(checks[current].header, message, stage)
+                    current, running, progressed = current + 1, False, True
+                    deadline = time.monotonic() + timeout
+                    if current == len(checks):
+                        finished = True
+            if finished:
+                break
+    finally:
+        if not finished:
+            isolation._stop(pid, ask_for_stack=timed_out)
+        status = isolation._reap(pid)
+        os.close(read_end)
+    try:
+        if finished or current >= len(checks) or (progressed and not running):
+            return  # done, or the worker ended between two checks: the next worker goes on
+        header = checks[current].header
+        if timed_out:
+            yield current, isolation.failed(
+                header, stage, "timeout", f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage)",
+                "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
+                "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
+                isolation._stack(stacks),
+            )  # fmt: skip
+        elif status < 0:
+            yield current, isolation.failed(
+                header, stage, "crashed",
+                f"the check's process died of {isolation._signal_name(-status)} during the {stage.title} stage (a native crash "
+                "in the checked code or a library it calls): nothing after it was checked; the other ops were checked in a new process",
+                "reproduce with `python -X faulthandler` on the example; the detail is the Python stack at the crash",
+                isolation._stack(stacks),
+            )  # fmt: skip
+        else:
+            yield current, isolation.failed(
+                header, stage, "exited",
+                f"the check's process ended with exit status {status} during the {stage.title} stage without a verdict "
+                "(os._exit or an exit from native code): nothing after it was checked; the other ops were checked in a new process",
+                "remove the exit from the Meta file, kernel, --load file or --example: importing or calling them must return",
+            )  # fmt: skip
+    finally:
+        stacks.close()
+
+
+def _report_of(header: isolation.ReportHeader, message: dict, stage: Stage) -> GraphEntryReport:
+    if "report" in message:
+        try:
+            return GraphEntryReport.from_dict(message["report"])
+        except (KeyError, TypeError, ValueError) as exc:
+            return isolation.failed(header, stage, "bad_report", f"the check's process sent a report opkit cannot read: {exc}", "report this as an opkit bug")
+    if "refused" in message:
+        return _refused(header, str(message["refused"]))
+    return isolation.failed(
+        header, stage, "internal_error", f"the check itself failed during the {stage.title} stage: {message.get('error')}",
+        "report this as an opkit bug, with the detail", str(message.get("traceback", "")),
+    )  # fmt: skip
+
+
+def _child(checks: Sequence[Check], start: int, channel: int, stacks, refusals) -> None:  # pragma: no cover
+    status = 0
+    try:
+        os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
+        isolation._channel = channel
+        import faulthandler
+
+        faulthandler.enable(file=stacks)
+        faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
+        for index in range(start, len(checks)):
+            stacks.seek(0)
+            stacks.truncate()  # the stack of this check only
+            isolation._send({"start": index})
+            try:
+                report = isolation.run_guarded(checks[index].work, checks[index].header)
+                isolation._send({"done": index, "report": report.to_dict()})
+            except refusals as exc:
+                message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+                isolation._send({"done": index, "refused": message})
+            except Exception as exc:  # reported as data: the parent builds the failure from it
+                import traceback
+
+                isolation._send({"done": index, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
+    except BaseException:
+        status = 70
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
