@@ -198,7 +198,7 @@ def _verify_many(from_file, meta_files, load_files, projects, *, backend, dynami
     for report in run_checks(checks, timeout=timeout, refusals=refusals, isolate=isolation.wanted(None, timeout=timeout, default=True)):
         reports.append(report)
         if fmt == "text":
-            click.echo(verdict_line(report, color=color))
+            click.echo(verdict_line(report, color=color, where=files[len(reports) - 1] if projects else None))
     wall = time.perf_counter() - started
     if fmt == "text":
         click.echo(summary_line(reports, wall))

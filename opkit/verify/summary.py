@@ -25,14 +25,16 @@ def meta_used(report: GraphEntryReport) -> str | None:
     return next((n for n in report.notes if n.startswith(("Meta: ", "Meta loaded", "no Meta for"))), None)
 
 
-def verdict_line(report: GraphEntryReport, *, color: bool = False) -> str:
-    """``PASS ns::op (Meta: ...)`` or ``FAIL ns::op: [stage] check: message`` with the next step on a second line."""
+def verdict_line(report: GraphEntryReport, *, color: bool = False, where: str | None = None) -> str:
+    """``PASS ns::op (Meta: ...)`` or ``FAIL ns::op: [stage] check: message`` with the next step on a second line.
+    ``where``: the project the op is from."""
     verdict = "PASS" if report.ok else "FAIL"
     if color:
         verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
     seconds = f" {report.timings.total_s:.1f}s" if report.timings.total_s is not None else ""
     meta = meta_used(report)
     meta = f" ({_short(meta, 160)})" if meta else ""
+    seconds = f" in {where}{seconds}" if where else seconds
     if report.ok:
         return f"{verdict} {report.target}{seconds}{meta}"
     first = report.problems[0] if report.problems else None

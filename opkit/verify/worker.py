@@ -56,11 +56,40 @@ def run_checks(
         from opkit.verify import npugraph_ex
 
         npugraph_ex.load()  # once, in the parent: every worker inherits it loaded
+    warm_up(checks[0].header.backend)
     start = 0
     while start < len(checks):
         for index, report in _worker(checks, start, timeout, refusals):
             yield report
             start = index + 1
+
+
+_WARM_NAMESPACE = "opkit_warm_up"
+
+
+def warm_up(backend: str) -> None:
+    """Check an op of opkit's own here, in the parent, once: the first check in a process pays first-use costs
+    (lazy imports of Dynamo, AOTAutograd, fake tensors, opcheck: seconds), and a worker forked after this one
+    starts warm, the first and any started after a crash alike. No user code runs here."""
+    import torch
+
+    from opkit.verify.check import check_graph_entry
+    from opkit.verify.project import _Registrations
+
+    regs = _Registrations()
+    regs.qualnames.append(f"{_WARM_NAMESPACE}::scaled")
+    try:
+        lib = torch.library.Library(_WARM_NAMESPACE, "FRAGMENT")
+        regs.libraries.append(lib)
+        lib.define("scaled(Tensor x, float alpha) -> Tensor")
+        lib.impl("scaled", lambda x, alpha: x * alpha, "CPU")
+        lib.impl("scaled", lambda x, alpha: torch.empty_like(x), "Meta")
+        with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
+            check_graph_entry(torch.ops.opkit_warm_up.scaled.default, (torch.randn(4, 4), 0.5), backend=backend, isolate=False)
+    except Exception:  # a warm-up that fails costs the checks time, never a verdict
+        pass
+    finally:
+        regs.undo()
 
 
 def _guarded(check: Check, refusals) -> GraphEntryReport:
