@@ -61,12 +61,14 @@ def _resolve_op(qualname: str):
     return getattr(packet, overload or "default")
 
 
-def _example_args(expression: str | None, op) -> tuple[tuple, dict]:
+def _example_args(expression: str | None, op, schema: str | None = None) -> tuple[tuple, dict]:
+    """``--example``'s arguments, else the sample call of ``schema`` (as written: torch prints ``Tensor!`` back as
+    ``Tensor($0! -> )``), else of the op's schema."""
     if expression is None:
         from opkit.signature import Dialect, parse_schema
         from opkit.verify.project import sample_arguments
 
-        return sample_arguments(parse_schema(str(op._schema), Dialect.TORCH_LIBRARY))
+        return sample_arguments(parse_schema(schema or str(op._schema), Dialect.TORCH_LIBRARY))
     return _evaluated_example(expression)
 
 
@@ -120,7 +122,7 @@ def _from_cpp_work(ops, definition, load_files: tuple[str, ...], example: str | 
         try:
             _load_files(load_files, regs)
             with defined_from_cpp(ops, definition) as (op, notes):
-                args, kwargs = _example_args(example, op)
+                args, kwargs = _example_args(example, op, ops.schema(definition))
                 return check_graph_entry(op, args, kwargs, backend=backend, dynamic=dynamic, real_kernel=False, notes=notes, isolate=False)
         except MetaImportError as exc:
             from opkit.verify.backends import resolve_backend
@@ -165,6 +167,8 @@ def _many_checks(from_file: str | None, meta_files, load_files, projects, *, bac
 
     if from_file:
         ops = _read_from_cpp(from_file, None, meta_files)
+        if ops.compiled_summary():
+            click.echo(ops.compiled_summary(), err=True)
         checks = [Check(header(ops.qualname(d)), _from_cpp_work(ops, d, load_files, None, backend=backend, dynamic=dynamic)) for d in ops.checked]
         return checks, [from_file] * len(checks)
     from opkit.verify.project import _verify_loaded, load_project

@@ -7,10 +7,13 @@ finds it, ``cpp_text`` finds its body), compiled alone with ``torch.utils.cpp_ex
 torch's headers, and registered on the op's Meta key through a ``torch::Library`` the compiled library
 creates and destroys on request: the real C++ Meta runs on fake tensors, and verify can undo it as it
 undoes its Python registrations. A function that uses torch_npu, launches a kernel or calls a helper of
-the file cannot be compiled alone: verify then uses the project's Python Meta and says why.
+the file cannot be compiled alone: verify then uses the project's Python Meta and says why. The helper
+functions and namespace-scope constants of its file that the function names are compiled with it.
 
-A build takes tens of seconds: it is kept in the opkit cache, keyed by the function's text and torch's
-version, so an unchanged Meta is compiled once.
+``verify --from FILE.cpp`` compiles the Metas of many ops (vllm-ascend's ``torch_binding_meta.cpp`` holds 46)
+in one translation unit (``build_all``): a build of torch's headers takes tens of seconds. A function the
+compiler's errors point into (each sits under ``#line`` of its own file) is left out and the rest rebuilt.
+A build is kept for the process only, in a private temporary directory: a cache holds data, never code.
 """
 
 from __future__ import annotations

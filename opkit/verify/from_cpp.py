@@ -42,9 +42,22 @@ class CppOps:
     searched: tuple[str, ...] = ()  # the C++ files searched for Metas
     library: object = None  # cpp_meta.CppMetaLibrary of the compiled ones
     not_compiled: dict = field(default_factory=dict)  # CppMeta -> why it cannot run here
+    compile_s: float = 0.0  # the C++ build's wall time
+
+    def compiled_summary(self) -> str | None:
+        """One line on the C++ Metas this run built, or None when it built none."""
+        if self.library is None and not self.not_compiled:
+            return None
+        built = len(self.library.metas) if self.library is not None else 0
+        return f"C++ Metas: {built} compiled on the CPU in {self.compile_s:.1f}s, {len(self.not_compiled)} cannot run here (from {', '.join(self.searched)})"
 
     def qualname(self, definition: CppDef) -> str:
         return f"{definition.namespace}::{definition.qualname}"
+
+    def schema(self, definition: CppDef) -> str:
+        """The def's schema as ``Library(ns, "FRAGMENT").define`` takes it: without a ``ns::`` prefix."""
+        head, sep, rest = definition.schema.strip().partition("(")
+        return head.strip().rsplit("::", 1)[-1] + sep + rest
 
     def cpp_meta(self, definition: CppDef):
         return self.cpp_metas.get((definition.namespace, definition.qualname)) or self.cpp_metas.get(
@@ -119,7 +132,11 @@ def compile_cpp_metas(ops: CppOps) -> None:
         else:
             wanted.append(meta)
     if wanted:
+        import time
+
+        started = time.perf_counter()
         ops.library, failed = build_all(wanted)
+        ops.compile_s = time.perf_counter() - started
         ops.not_compiled.update({m: f"it does not compile alone against torch's headers: {why}" for m, why in failed.items()})
 
 
@@ -174,8 +191,6 @@ def defined_from_cpp(ops: CppOps, chosen: CppDef) -> Iterator[tuple[object, list
     try:
         for definition in ops.defs:
             op_name = definition.qualname.split(".", 1)[0]
-            if definition is not chosen and f"{definition.namespace}::{op_name}" == full_name:
-                continue  # another overload of the chosen op: defined with it below
             if hasattr(getattr(torch.ops, definition.namespace), op_name) and f"{definition.namespace}::{op_name}" not in regs.qualnames:
                 if definition is chosen:
                     raise ValueError(f"--from {path}: {full_name} is already registered in this process")
@@ -183,8 +198,7 @@ def defined_from_cpp(ops: CppOps, chosen: CppDef) -> Iterator[tuple[object, list
             regs.qualnames.append(f"{definition.namespace}::{op_name}")
             lib = torch.library.Library(definition.namespace, "FRAGMENT")
             regs.libraries.append(lib)
-            head, sep, rest = definition.schema.strip().partition("(")
-            schema = head.strip().rsplit("::", 1)[-1] + sep + rest
+            schema = ops.schema(definition)
             try:
                 lib.define(schema)
             except RuntimeError as exc:
