@@ -154,7 +154,7 @@ def _check_from_cpp(
     return _in_check_process(check, ops.qualname(ops.checked[0]), backend, timeout)
 
 
-def _many_checks(from_file: str | None, meta_files, load_files, projects, *, backend: str, dynamic: bool):
+def _many_checks(from_file: str | None, meta_files, load_files, projects, *, backend: str, dynamic: bool, fmt: str):
     """(checks, the file each report is about) for every op of ``from_file``, or every project of ``projects``."""
     from opkit.verify import isolation
     from opkit.verify.backends import resolve_backend
@@ -167,11 +167,11 @@ def _many_checks(from_file: str | None, meta_files, load_files, projects, *, bac
 
     if from_file:
         ops = _read_from_cpp(from_file, None, meta_files)
-        if ops.compiled_summary():
+        if ops.compiled_summary() and fmt == "text":
             click.echo(ops.compiled_summary(), err=True)
         checks = [Check(header(ops.qualname(d)), _from_cpp_work(ops, d, load_files, None, backend=backend, dynamic=dynamic)) for d in ops.checked]
         return checks, [from_file] * len(checks)
-    from opkit.verify.project import _verify_loaded, load_project
+    from opkit.verify.project import ProjectError, _verify_loaded, load_project
 
     def project_work(root):
         def check():
@@ -180,7 +180,13 @@ def _many_checks(from_file: str | None, meta_files, load_files, projects, *, bac
 
         return check
 
-    return [Check(header(str(root)), project_work(root)) for root in projects], [str(root) for root in projects]
+    def target(root) -> str:
+        try:
+            return load_project(root).qualname  # reads the project's files; its code runs in the check
+        except ProjectError:
+            return str(root)
+
+    return [Check(header(target(root)), project_work(root)) for root in projects], [str(root) for root in projects]
 
 
 def _verify_many(from_file, meta_files, load_files, projects, *, backend, dynamic, timeout, fmt, color) -> bool:
@@ -192,7 +198,7 @@ def _verify_many(from_file, meta_files, load_files, projects, *, backend, dynami
     from opkit.verify.worker import run_checks
 
     started = time.perf_counter()
-    checks, files = _many_checks(from_file, meta_files, load_files, projects, backend=backend, dynamic=dynamic)
+    checks, files = _many_checks(from_file, meta_files, load_files, projects, backend=backend, dynamic=dynamic, fmt=fmt)
     if fmt == "text":
         click.echo(f"checking {len(checks)} op(s), one process for all of them (each check stopped after its timeout)", err=True)
     from opkit.verify import isolation

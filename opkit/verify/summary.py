@@ -21,8 +21,8 @@ def _xml(text: str) -> str:
 
 
 def meta_used(report: GraphEntryReport) -> str | None:
-    """The note naming the Meta the check used (``Meta: ...``), if the report has one."""
-    return next((n for n in report.notes if n.startswith(("Meta: ", "Meta loaded", "no Meta for"))), None)
+    """The note naming the Meta the check used (``Meta: ...``), or why a Meta found was not used, if the report has one."""
+    return next((n for n in report.notes if n.startswith(("Meta: ", "Meta loaded", "C++ Meta ", "no Meta for"))), None)
 
 
 def verdict_line(report: GraphEntryReport, *, color: bool = False, where: str | None = None) -> str:
@@ -33,7 +33,7 @@ def verdict_line(report: GraphEntryReport, *, color: bool = False, where: str | 
         verdict = f"{_GREEN if report.ok else _RED}{verdict}{_RESET}"
     seconds = f" {report.timings.total_s:.1f}s" if report.timings.total_s is not None else ""
     meta = meta_used(report)
-    meta = f" ({_short(meta, 160)})" if meta else ""
+    meta = f" ({_short(meta, 400)})" if meta else ""
     seconds = f" in {where}{seconds}" if where else seconds
     if report.ok:
         return f"{verdict} {report.target}{seconds}{meta}"
