@@ -148,9 +148,10 @@ class MetaImportError(Exception):
         self.problem = problem
 
 
-def import_failure(path: str, exc: BaseException, qualname: str | None = None) -> Problem:
+def import_failure(path: str, exc: BaseException, qualname: str | None = None, defined: Sequence[str] = (), source: str = "") -> Problem:
     """The problem of a Meta file that fails to import: the line of the file that failed, the module that is
-    missing and how to supply it (a repository's own Meta module needs its package and what that imports)."""
+    missing and how to supply it (a repository's own Meta module needs its package and what that imports), or
+    the op it registers that ``source`` does not define (``defined``: the ops it does)."""
     import traceback
 
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == os.path.abspath(path)]
@@ -165,6 +166,11 @@ def import_failure(path: str, exc: BaseException, qualname: str | None = None) -
             f"install the package that provides {top!r} in this environment (e.g. `pip install {top}`, or the repository's "
             f"requirements), or put its directory on PYTHONPATH; or give --meta a file that imports only torch"
         )
+    elif "does not exist" in str(exc) or "not found" in str(exc):  # torch's words for an op nobody defined
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        listed = ", ".join(defined[:8]) + (", ..." if len(defined) > 8 else "")
+        message = f"{where}: the Meta file registers an op {source} does not define{statement}: {first} ({source} defines {listed or 'no op'})"
+        next_action = "give --from the C++ file that defines that op, or --load a file that defines it, or leave the registration out"
     else:
         message = f"{where}: the Meta file does not import{statement}: {type(exc).__name__}: {exc}"
         next_action = f"run `python {path}` and fix the error: the Meta file must import once the schemas are defined"
@@ -213,7 +219,7 @@ def defined_from_cpp(ops: CppOps, chosen: CppDef) -> Iterator[tuple[object, list
             try:
                 _import_file(Path(meta), regs, in_package=True)
             except Exception as exc:
-                raise MetaImportError(import_failure(meta, exc, full_name)) from None
+                raise MetaImportError(import_failure(meta, exc, full_name, [ops.qualname(d) for d in ops.defs], path)) from None
             if meta_used is None and has_fake_impl(full_name):
                 meta_used = f"Meta: the Python Meta in {meta} (loaded unchanged)"
         cpp = ops.cpp_meta(chosen)

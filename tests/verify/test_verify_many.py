@@ -272,3 +272,11 @@ def test_a_tree_of_projects_is_checked_project_by_project(tmp_path, run_opkit):
 def test_many_ops_refuse_an_example_meant_for_one(py_tree, run_opkit):
     status, out = run_opkit("verify", "--from", str(py_tree / "ops.cpp"), "--example", "torch.randn(2)")
     assert status == 2 and "--example is for one op" in out
+
+
+def test_a_meta_file_registering_an_op_the_file_does_not_define_says_so(py_tree, run_opkit):
+    (py_tree / "ops_meta.py").write_text(PY_METAS + '\n\n@impl(lib, "not_in_the_file")\ndef other(x):\n    return torch.empty_like(x)\n')
+    status, out = _many(run_opkit, py_tree, "--op", "good")
+    assert status == 1, out
+    assert f"{py_tree / 'ops_meta.py'}:42: the Meta file registers an op {py_tree / 'ops.cpp'} does not define" in out
+    assert "defines vmany_py::good, vmany_py::also_good, vmany_py::raises" in out
