@@ -247,15 +247,7 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
             _stop(pid, ask_for_stack=timed_out)
         status = _reap(pid)
     if timed_out:
-        return failed(
-            header,
-            stage,
-            "timeout",
-            f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage)",
-            "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
-            "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
-            _stack(stacks),
-        )
+        return ended(header, stage, timeout=timeout, stack=_stack(stacks))
     if result is not None and "report" in result:
         try:
             return GraphEntryReport.from_dict(result["report"])
@@ -273,23 +265,39 @@ def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float
             "report this as an opkit bug, with the detail",
             str(result.get("traceback", "")),
         )
+    return ended(header, stage, status=status, stack=_stack(stacks))
+
+
+def ended(header: ReportHeader, stage: Stage, *, timeout: float | None = None, status: int = 0, stack: str | None = None, after: str = "") -> GraphEntryReport:
+    """The failed report of a check whose process ended without a verdict: it outlived ``timeout`` seconds (when
+    given), died of a signal (``status`` < 0) or exited with ``status``. ``after``: what became of the checks
+    after it (a run over many ops)."""
+    if timeout is not None:
+        return failed(
+            header,
+            stage,
+            "timeout",
+            f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage){after}",
+            "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
+            "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
+            stack,
+        )
     if status < 0:
-        name = _signal_name(-status)
         return failed(
             header,
             stage,
             "crashed",
-            f"the check's process died of {name} during the {stage.title} stage (a native crash in the checked code "
-            "or a library it calls): nothing after it was checked",
+            f"the check's process died of {_signal_name(-status)} during the {stage.title} stage (a native crash in the checked code "
+            f"or a library it calls): nothing after it was checked{after}",
             "reproduce with `python -X faulthandler` on the example; the detail is the Python stack at the crash",
-            _stack(stacks),
+            stack,
         )
     return failed(
         header,
         stage,
         "exited",
         f"the check's process ended with exit status {status} during the {stage.title} stage without a verdict "
-        "(os._exit or an exit from native code): nothing after it was checked",
+        f"(os._exit or an exit from native code): nothing after it was checked{after}",
         "remove the exit from the Meta file, kernel, --load file or --example: importing or calling them must return",
     )
 

@@ -158,29 +158,12 @@ def _worker(checks: Sequence[Check], start: int, timeout: float, refusals) -> It
     try:
         if finished or current >= len(checks) or (progressed and not running):
             return  # done, or the worker ended between two checks: the next worker goes on
-        header = checks[current].header
+        after = "; the other ops were checked in a new process"
+        stack = isolation._stack(stacks)
         if timed_out:
-            yield current, isolation.failed(
-                header, stage, "timeout", f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage)",
-                "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
-                "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
-                isolation._stack(stacks),
-            )  # fmt: skip
-        elif status < 0:
-            yield current, isolation.failed(
-                header, stage, "crashed",
-                f"the check's process died of {isolation._signal_name(-status)} during the {stage.title} stage (a native crash "
-                "in the checked code or a library it calls): nothing after it was checked; the other ops were checked in a new process",
-                "reproduce with `python -X faulthandler` on the example; the detail is the Python stack at the crash",
-                isolation._stack(stacks),
-            )  # fmt: skip
+            yield current, isolation.ended(checks[current].header, stage, timeout=timeout, stack=stack, after=after)
         else:
-            yield current, isolation.failed(
-                header, stage, "exited",
-                f"the check's process ended with exit status {status} during the {stage.title} stage without a verdict "
-                "(os._exit or an exit from native code): nothing after it was checked; the other ops were checked in a new process",
-                "remove the exit from the Meta file, kernel, --load file or --example: importing or calling them must return",
-            )  # fmt: skip
+            yield current, isolation.ended(checks[current].header, stage, status=status, stack=stack, after=after)
     finally:
         stacks.close()
 
