@@ -135,27 +135,19 @@ def _from_cpp_work(ops, definition, load_files: tuple[str, ...], example: str | 
     return check
 
 
-def _read_from_cpp(from_file: str, op_name: str | None, meta_files: tuple[str, ...]):
-    """The file's ops and Metas, read and compiled here, in the parent: no user code runs for it."""
-    from opkit.verify.from_cpp import compile_cpp_metas, read_cpp_ops
+def _check_from_cpp(ops, load_files: tuple[str, ...], example: str | None, *, backend: str, dynamic: bool, timeout: float | None):
+    """Compile the op's C++ Meta here (no user code runs for it), then define the op from its C++ text as torch
+    would, load its Meta and check it, in the check's process."""
+    from opkit.verify.from_cpp import compile_cpp_metas
 
-    ops = read_cpp_ops(from_file, op_name, meta_files)
     compile_cpp_metas(ops)
-    return ops
-
-
-def _check_from_cpp(
-    from_file: str, op_name: str, meta_files: tuple[str, ...], load_files: tuple[str, ...], example: str | None,
-    *, backend: str, dynamic: bool, timeout: float | None,
-):  # fmt: skip
-    """Define the op from its C++ text as torch would, load its Meta, and check it: in the check's process."""
-    ops = _read_from_cpp(from_file, op_name, meta_files)
     check = _from_cpp_work(ops, ops.checked[0], load_files, example, backend=backend, dynamic=dynamic)
     return _in_check_process(check, ops.qualname(ops.checked[0]), backend, timeout)
 
 
-def _many_checks(from_file: str | None, meta_files, load_files, projects, *, backend: str, dynamic: bool, fmt: str):
-    """(checks, the file each report is about) for every op of ``from_file``, or every project of ``projects``."""
+def _many_checks(ops, load_files, projects, *, backend: str, dynamic: bool, fmt: str):
+    """(checks, the file each report is about) for every op of ``ops`` (``from_file.read_cpp_ops``), or every project
+    of ``projects``."""
     from opkit.verify import isolation
     from opkit.verify.backends import resolve_backend
     from opkit.verify.worker import Check
@@ -165,12 +157,14 @@ def _many_checks(from_file: str | None, meta_files, load_files, projects, *, bac
     def header(target: str):
         return isolation.ReportHeader(target, chosen.name, chosen.device, chosen.emulated)
 
-    if from_file:
-        ops = _read_from_cpp(from_file, None, meta_files)
+    if ops is not None:
+        from opkit.verify.from_cpp import compile_cpp_metas
+
+        compile_cpp_metas(ops)  # one build for all the ops, here: no user code runs for it
         if ops.compiled_summary() and fmt == "text":
             click.echo(ops.compiled_summary(), err=True)
         checks = [Check(header(ops.qualname(d)), _from_cpp_work(ops, d, load_files, None, backend=backend, dynamic=dynamic)) for d in ops.checked]
-        return checks, [from_file] * len(checks)
+        return checks, [ops.path] * len(checks)
     from opkit.verify.project import ProjectError, _verify_loaded, load_project
 
     def project_work(root):
@@ -189,8 +183,8 @@ def _many_checks(from_file: str | None, meta_files, load_files, projects, *, bac
     return [Check(header(target(root)), project_work(root)) for root in projects], [str(root) for root in projects]
 
 
-def _verify_many(from_file, meta_files, load_files, projects, *, backend, dynamic, timeout, fmt, color) -> bool:
-    """Every op of ``from_file`` or every project, one verdict line each as it comes and a summary; True if all pass."""
+def _verify_many(ops, load_files, projects, *, backend, dynamic, timeout, fmt, color) -> bool:
+    """Every op of ``ops`` or every project, one verdict line each as it comes and a summary; True if all pass."""
     import time
 
     from opkit.verify.project import ProjectError
@@ -198,7 +192,7 @@ def _verify_many(from_file, meta_files, load_files, projects, *, backend, dynami
     from opkit.verify.worker import run_checks
 
     started = time.perf_counter()
-    checks, files = _many_checks(from_file, meta_files, load_files, projects, backend=backend, dynamic=dynamic, fmt=fmt)
+    checks, files = _many_checks(ops, load_files, projects, backend=backend, dynamic=dynamic, fmt=fmt)
     if fmt == "text":
         click.echo(f"checking {len(checks)} op(s), one process for all of them (each check stopped after its timeout)", err=True)
     from opkit.verify import isolation
@@ -307,25 +301,24 @@ def verify_command(paths, op_name, from_file, meta_files, example, load_files, b
         raise click.UsageError("--load is for --op: a project registers its own schema, Meta and kernel files")
     from opkit.verify.project import ProjectError, find_projects, is_project
 
-    many = bool(from_file and not op_name) or bool(paths and (len(paths) > 1 or not is_project(paths[0])))
-    if many:
-        if example is not None:
-            raise click.UsageError("--example is for one op: add --op NAME (or give one project)")
-        try:
-            projects = find_projects(paths) if paths else []
-            ok = _verify_many(
-                from_file, meta_files, load_files, projects, backend=backend, dynamic=dynamic, timeout=timeout, fmt=fmt, color=wants_color()
-            )
-        except (ProjectError, ValueError) as exc:
-            click.echo(f"opkit verify: {exc}", err=True)
-            sys.exit(2)
-        sys.exit(0 if ok else 1)
-    project_dir = paths[0] if paths else None
     try:
+        ops = None
+        if from_file:
+            from opkit.verify.from_cpp import read_cpp_ops
+
+            ops = read_cpp_ops(from_file, op_name, meta_files)  # reads the C++ files; compiles nothing yet
+        many = bool(ops is not None and len(ops.checked) > 1) or bool(paths and (len(paths) > 1 or not is_project(paths[0])))
+        if many:
+            if example is not None:
+                raise click.UsageError("--example is for one op: add --op NAME (or give one project)")
+            projects = find_projects(paths) if paths else []
+            ok = _verify_many(ops, load_files, projects, backend=backend, dynamic=dynamic, timeout=timeout, fmt=fmt, color=wants_color())
+            sys.exit(0 if ok else 1)
+        project_dir = paths[0] if paths else None
         if project_dir:
             report = _check_project(project_dir, example, backend=backend, dynamic=dynamic, timeout=timeout)
-        elif from_file:
-            report = _check_from_cpp(from_file, op_name, meta_files, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
+        elif ops is not None:
+            report = _check_from_cpp(ops, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
         else:
             report = _check_op(op_name, load_files, example, backend=backend, dynamic=dynamic, timeout=timeout)
     except (ProjectError, ValueError) as exc:
