@@ -75,7 +75,7 @@ def test_verify_from_without_a_python_meta_compiles_the_cpp_meta_of_the_file(tmp
     source.write_text(ASC.replace("cppdef_e2e", "cppdef_e2e_nometa"))
     status, out = run_opkit("verify", "--from", str(source), "--backend", "aot_eager")
     assert status == 0, out
-    assert f"note: Meta: the C++ function my_scale_meta ({source}:3), compiled on the CPU against torch's headers" in out
+    assert f"note: Meta: the C++ function my_scale_meta ({source}:4), compiled on the CPU against torch's headers" in out
 
 
 def test_verify_from_refuses_a_bad_schema_at_its_cpp_location(tmp_path, run_opkit):
