@@ -26,7 +26,8 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from opkit.verify.report import GraphEntryReport, Problem, Stage
@@ -167,16 +168,7 @@ def run(
     """``work()`` in a forked child; its report, or a failed report when the child ends without one.
     An exception of one of ``refusals`` in the child is raised here again: the same class, with its message."""
     timeout = default_timeout() if timeout is None else timeout
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()  # else the child inherits the buffered text and writes it a second time
-    read_end, write_end = os.pipe()
-    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child: measured through its report)
-        os.close(read_end)
-        _child(work, header, write_end, stacks, refusals)
-    os.close(write_end)
+    pid, read_end, stacks = fork_child(lambda stacks: _child(work, header, refusals))
     try:
         return _parent(pid, read_end, stacks, header, timeout, refusals)
     finally:
@@ -184,63 +176,91 @@ def run(
         stacks.close()
 
 
-def _child(work, header: ReportHeader, channel: int, stacks, refusals) -> None:  # pragma: no cover
+def fork_child(body: Callable[[typing.IO[bytes]], None]) -> tuple[int, int, typing.IO[bytes]]:
+    """Fork a child that runs ``body(stacks)`` and leaves with ``os._exit`` (status 70 when it raises): never the parent's
+    atexit handlers, pytest's finalizers, or a second report. The child has its own process group (a timeout
+    kills what it started too), its channel to the parent set (``_send``), faulthandler writing its stack into
+    ``stacks``, the file returned (at a crash, or on SIGUSR1) and torch single-threaded. Returns (pid, the pipe's read end,
+    that file)."""
     global _channel
-    status = 0
-    try:
-        os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
-        _channel = channel
-        import faulthandler
-
-        faulthandler.enable(file=stacks)
-        faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
-        try:
-            report = run_guarded(work, header)
-            _send({"report": report.to_dict()})
-        except refusals as exc:
-            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # click's errors
-            _send({"refused": message, "type": next(c.__name__ for c in refusals if isinstance(exc, c))})
-        except BaseException as exc:  # reported as data: the parent builds the failure from it
-            import traceback
-
-            _send({"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
-    except BaseException:
-        status = 70
-    finally:
+    for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)  # never the parent's atexit handlers, pytest's finalizers, or a second report
+            stream.flush()  # else the child inherits the buffered text and writes it a second time
+    read_end, write_end = os.pipe()
+    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child: measured through its reports)
+        os.close(read_end)
+        status = 0
+        try:
+            os.setpgid(0, 0)
+            _channel = write_end
+            import faulthandler
+
+            faulthandler.enable(file=stacks)
+            faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
+            body(stacks)
+        except BaseException:
+            status = 70
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end, stacks
+
+
+def _child(work, header: ReportHeader, refusals) -> None:  # pragma: no cover
+    try:
+        report = run_guarded(work, header)
+        _send({"report": report.to_dict()})
+    except refusals as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # click's errors
+        _send({"refused": message, "type": next(c.__name__ for c in refusals if isinstance(exc, c))})
+    except BaseException as exc:  # reported as data: the parent builds the failure from it
+        import traceback
+
+        _send({"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
+
+
+def messages(channel: int, deadline: Callable[[], float]) -> Iterator[dict]:
+    """The child's messages (JSON lines) as they come, until it closes the pipe; TimeoutError once the clock
+    passes ``deadline()`` (asked again after each message: a run over many ops moves it at each op)."""
+    buffer = b""
+    while True:
+        left = deadline() - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([channel], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(channel, 1 << 16)
+        if not chunk:
+            return
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield _decode(line)
 
 
 def _parent(pid: int, channel: int, stacks, header: ReportHeader, timeout: float, refusals) -> GraphEntryReport:
     deadline = time.monotonic() + timeout
-    buffer = b""
     stage = Stage.REGISTRATION
     result: dict | None = None
     timed_out = finished = False
     try:
-        while result is None:  # the report (or refusal, or error) is the child's last message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([channel], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(channel, 1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                message = _decode(line)
+        try:
+            for message in messages(channel, lambda: deadline):
                 if "stage" in message:
                     stage = _stage(message["stage"], stage)
                 elif message:
-                    result = message
+                    result = message  # the report (or refusal, or error) is the child's last message
+                    break
+        except TimeoutError:
+            timed_out = True
         finished = not timed_out
     finally:
         if not finished:  # timed out, or interrupted here (Ctrl-C): the child must not outlive the check

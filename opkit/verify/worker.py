@@ -19,10 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import signal
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -107,36 +103,13 @@ def _refused(header: isolation.ReportHeader, message: str) -> GraphEntryReport:
 def _worker(checks: Sequence[Check], start: int, timeout: float, refusals) -> Iterator[tuple[int, GraphEntryReport]]:
     """Fork a worker for ``checks[start:]``; yield (index, report) until it ends, the last a failure it built
     itself when the worker died or hung."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()  # else the child inherits the buffered text and writes it a second time
-    read_end, write_end = os.pipe()
-    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child: measured through its reports)
-        os.close(read_end)
-        _child(checks, start, write_end, stacks, refusals)
-    os.close(write_end)
+    pid, read_end, stacks = isolation.fork_child(lambda stacks: _child(checks, start, stacks, refusals))
     current, stage = start, Stage.REGISTRATION
     deadline = time.monotonic() + timeout
-    buffer = b""
     finished = timed_out = running = progressed = False
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_end], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                message = isolation._decode(line)
+        try:
+            for message in isolation.messages(read_end, lambda: deadline):
                 if "start" in message:
                     current, stage, running = int(message["start"]), Stage.REGISTRATION, True
                     deadline = time.monotonic() + timeout
@@ -148,8 +121,9 @@ def _worker(checks: Sequence[Check], start: int, timeout: float, refusals) -> It
                     deadline = time.monotonic() + timeout
                     if current == len(checks):
                         finished = True
-            if finished:
-                break
+                        break
+        except TimeoutError:
+            timed_out = True
     finally:
         if not finished:
             isolation._stop(pid, ask_for_stack=timed_out)
@@ -182,36 +156,19 @@ def _report_of(header: isolation.ReportHeader, message: dict, stage: Stage) -> G
     )  # fmt: skip
 
 
-def _child(checks: Sequence[Check], start: int, channel: int, stacks, refusals) -> None:  # pragma: no cover
-    status = 0
-    try:
-        os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
-        isolation._channel = channel
-        import faulthandler
+def _child(checks: Sequence[Check], start: int, stacks, refusals) -> None:  # pragma: no cover
+    """The worker (``isolation.fork_child`` set it up): each check from ``start`` on, in-process, one after the other."""
+    for index in range(start, len(checks)):
+        stacks.seek(0)
+        stacks.truncate()  # the stack of this check only
+        isolation._send({"start": index})
+        try:
+            report = isolation.run_guarded(checks[index].work, checks[index].header)
+            isolation._send({"done": index, "report": report.to_dict()})
+        except refusals as exc:
+            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            isolation._send({"done": index, "refused": message})
+        except Exception as exc:  # reported as data: the parent builds the failure from it
+            import traceback
 
-        faulthandler.enable(file=stacks)
-        faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
-        for index in range(start, len(checks)):
-            stacks.seek(0)
-            stacks.truncate()  # the stack of this check only
-            isolation._send({"start": index})
-            try:
-                report = isolation.run_guarded(checks[index].work, checks[index].header)
-                isolation._send({"done": index, "report": report.to_dict()})
-            except refusals as exc:
-                message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-                isolation._send({"done": index, "refused": message})
-            except Exception as exc:  # reported as data: the parent builds the failure from it
-                import traceback
-
-                isolation._send({"done": index, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
-    except BaseException:
-        status = 70
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)
-
+            isolation._send({"done": index, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
