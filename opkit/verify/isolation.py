@@ -41,7 +41,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from opkit.verify.report import GraphEntryReport, Problem, Stage
@@ -189,17 +190,8 @@ def run(
     """``work()`` in a forked child; its report, or a failed report when the child ends without one.
     An exception of one of ``refusals`` in the child is raised here again: the same class, with its message."""
     timeout = default_timeout() if timeout is None else timeout
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()  # else the child inherits the buffered text and writes it a second time
-    read_end, write_end = os.pipe()
-    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
     key = secrets.token_bytes(32)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child: measured through its report)
-        os.close(read_end)
-        _child(work, header, write_end, key, stacks, refusals)
-    os.close(write_end)
+    pid, read_end, stacks = fork_child(lambda stacks: _child(work, header, refusals), key)
     watchdog = _watchdog(pid, timeout)
     try:
         return _parent(pid, read_end, key, stacks, header, timeout, refusals)
@@ -225,71 +217,101 @@ def _watchdog(pid: int, timeout: float) -> subprocess.Popen | None:
         return None  # no /bin/sh: the parent's own deadline still holds while it runs
 
 
-def _child(work, header: ReportHeader, channel: int, key: bytes, stacks, refusals) -> None:  # pragma: no cover
+def fork_child(body: Callable[[typing.IO[bytes]], None], key: bytes) -> tuple[int, int, typing.IO[bytes]]:
+    """Fork a child that runs ``body(stacks)`` and leaves with ``os._exit`` (status 70 when it raises): never the parent's
+    atexit handlers, pytest's finalizers, or a second report. The child has its own process group (a timeout
+    kills what it started too), its channel to the parent set (``_send``, each message authenticated with
+    ``key``), what the checked code prints sent to stderr (never into opkit's report on stdout), faulthandler
+    writing its stack into ``stacks``, the file returned (at a crash, or on SIGUSR1) and torch single-threaded.
+    Returns (pid, the pipe's read end, that file)."""
     global _channel, _key
-    status = 0
-    try:
-        os.setpgid(0, 0)  # its own process group: a timeout kills what it started too
-        _channel, _key = channel, key
-        with contextlib.suppress(OSError):
-            sys.stdout.flush()
-            os.dup2(2, 1)  # what the checked code prints goes to stderr, never into opkit's report on stdout
-        sys.stdout = sys.stderr
-        import faulthandler
-
-        faulthandler.enable(file=stacks)
-        faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
-        try:
-            report = run_guarded(work, header)
-            _send({"report": report.to_dict()})
-        except refusals as exc:
-            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # click's errors
-            _send({"refused": message, "type": next(c.__name__ for c in refusals if isinstance(exc, c))})
-        except BaseException as exc:  # reported as data: the parent builds the failure from it
-            import traceback
-
-            _send({"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
-    except BaseException:
-        status = 70
-    finally:
+    for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)  # never the parent's atexit handlers, pytest's finalizers, or a second report
+            stream.flush()  # else the child inherits the buffered text and writes it a second time
+    read_end, write_end = os.pipe()
+    stacks = tempfile.TemporaryFile(prefix="opkit-verify-stack-")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child: measured through its reports)
+        os.close(read_end)
+        status = 0
+        try:
+            os.setpgid(0, 0)
+            _channel, _key = write_end, key
+            with contextlib.suppress(OSError):
+                sys.stdout.flush()
+                os.dup2(2, 1)
+            sys.stdout = sys.stderr
+            import faulthandler
+
+            faulthandler.enable(file=stacks)
+            faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=False)
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(1)  # the parent's OpenMP pool is not usable after fork
+            body(stacks)
+        except BaseException:
+            status = 70
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end, stacks
+
+
+def _child(work, header: ReportHeader, refusals) -> None:  # pragma: no cover
+    try:
+        report = run_guarded(work, header)
+        _send({"report": report.to_dict()})
+    except refusals as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # click's errors
+        _send({"refused": message, "type": next(c.__name__ for c in refusals if isinstance(exc, c))})
+    except BaseException as exc:  # reported as data: the parent builds the failure from it
+        import traceback
+
+        _send({"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]})
+
+
+def messages(channel: int, deadline: Callable[[], float], key: bytes) -> Iterator[dict | None]:
+    """The child's messages (JSON lines) as they come, until it closes the pipe; None for a line whose MAC does
+    not check out with ``key`` (not sent by opkit: forged); TimeoutError once the clock passes ``deadline()``
+    (asked again after each message: a run over many ops moves it at each op)."""
+    buffer = b""
+    while True:
+        left = deadline() - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([channel], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(channel, 1 << 16)
+        if not chunk:
+            return
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield _authentic(line, key)
 
 
 def _parent(pid: int, channel: int, key: bytes, stacks, header: ReportHeader, timeout: float, refusals) -> GraphEntryReport:
     deadline = time.monotonic() + timeout
-    buffer = b""
     stage = Stage.REGISTRATION
     result: dict | None = None
     timed_out = finished = False
     forged = 0
     try:
-        while result is None:  # the report (or refusal, or error) is the child's last message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([channel], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(channel, 1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                message = _authentic(line, key)
+        try:
+            for message in messages(channel, lambda: deadline, key):
                 if message is None:
                     forged += 1
                     continue
                 if "stage" in message:
                     stage = _stage(message["stage"], stage)
                 elif message:
-                    result = message
+                    result = message  # the report (or refusal, or error) is the child's last message
+                    break
+        except TimeoutError:
+            timed_out = True
         finished = not timed_out
     finally:
         if not finished:  # timed out, or interrupted here (Ctrl-C): the child must not outlive the check
@@ -298,24 +320,9 @@ def _parent(pid: int, channel: int, key: bytes, stacks, header: ReportHeader, ti
     if result is None and time.monotonic() >= deadline:
         timed_out = True  # the watchdog killed it while this process was stopped
     if forged:
-        return failed(
-            header,
-            stage,
-            "forged_report",
-            f"{forged} message(s) on the check's report channel did not come from opkit (written by the checked code, "
-            "or to an inherited pipe): the verdict cannot be trusted, so the check fails",
-            "remove the code that writes to file descriptors it did not open from the Meta file, kernel, --load file or --example",
-        )
+        return forged_report(header, stage, forged)
     if timed_out:
-        return failed(
-            header,
-            stage,
-            "timeout",
-            f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage)",
-            "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
-            "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
-            _stack(stacks),
-        )
+        return ended(header, stage, timeout=timeout, stack=_stack(stacks))
     if result is not None and "report" in result:
         try:
             return GraphEntryReport.from_dict(result["report"])
@@ -333,23 +340,51 @@ def _parent(pid: int, channel: int, key: bytes, stacks, header: ReportHeader, ti
             "report this as an opkit bug, with the detail",
             str(result.get("traceback", "")),
         )
+    return ended(header, stage, status=status, stack=_stack(stacks))
+
+
+def forged_report(header: ReportHeader, stage: Stage, forged: int) -> GraphEntryReport:
+    """The failed report of a check whose channel carried ``forged`` lines opkit did not send."""
+    return failed(
+        header,
+        stage,
+        "forged_report",
+        f"{forged} message(s) on the check's report channel did not come from opkit (written by the checked code, "
+        "or to an inherited pipe): the verdict cannot be trusted, so the check fails",
+        "remove the code that writes to file descriptors it did not open from the Meta file, kernel, --load file or --example",
+    )
+
+
+def ended(header: ReportHeader, stage: Stage, *, timeout: float | None = None, status: int = 0, stack: str | None = None, after: str = "") -> GraphEntryReport:
+    """The failed report of a check whose process ended without a verdict: it outlived ``timeout`` seconds (when
+    given), died of a signal (``status`` < 0) or exited with ``status``. ``after``: what became of the checks
+    after it (a run over many ops)."""
+    if timeout is not None:
+        return failed(
+            header,
+            stage,
+            "timeout",
+            f"the check did not finish within {timeout:g} s (stopped during the {stage.title} stage){after}",
+            "a Meta function, kernel or example that never returns is stopped here; if the check is only slow, "
+            "raise the limit with --timeout SECONDS (or OPKIT_VERIFY_TIMEOUT)",
+            stack,
+        )
     if status < 0:
-        name = _signal_name(-status)
         return failed(
             header,
             stage,
             "crashed",
-            f"the check's process died of {name} during the {stage.title} stage (a native crash in the checked code "
-            "or a library it calls): nothing after it was checked",
+            f"the check's process died of {_signal_name(-status)} during the {stage.title} stage (a native crash in the checked code "
+            f"or a library it calls): nothing after it was checked{after}",
             "reproduce with `python -X faulthandler` on the example; the detail is the Python stack at the crash",
-            _stack(stacks),
+            stack,
         )
     return failed(
         header,
         stage,
         "exited",
         f"the check's process ended with exit status {status} during the {stage.title} stage without a verdict "
-        "(os._exit or an exit from native code): nothing after it was checked",
+        f"(os._exit or an exit from native code): nothing after it was checked{after}",
         "remove the exit from the Meta file, kernel, --load file or --example: importing or calling them must return",
     )
 

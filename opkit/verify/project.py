@@ -107,6 +107,36 @@ def load_project(root: str | Path) -> Project:
     )
 
 
+def is_project(directory: str | Path) -> bool:
+    return (Path(directory) / SPEC_FILE).is_file()
+
+
+_NOT_SEARCHED = {"node_modules", "__pycache__", "build", "dist", "site-packages"}
+
+
+def find_projects(paths) -> list[Path]:
+    """The opkit projects (directories holding an opkit.json) at or under ``paths``, each once, in path order;
+    hidden directories, virtualenvs and build outputs are not searched, nor a project's own subdirectories.
+    ProjectError when there is none."""
+    import os
+
+    found: dict[Path, None] = {}
+    for top in paths:
+        if is_project(top):
+            found[Path(top)] = None
+            continue
+        for directory, subdirs, _ in os.walk(top):  # never follows a symlinked directory
+            here = Path(directory)
+            if is_project(here):
+                found[here] = None
+                subdirs[:] = []
+                continue
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in _NOT_SEARCHED and not (here / d / "pyvenv.cfg").is_file())
+    if not found:
+        raise ProjectError(f"no opkit project (a directory with {SPEC_FILE}) under {', '.join(map(str, paths))}")
+    return list(found)
+
+
 def _cpp_meta(path: Path, name: str):
     from opkit.formats.files import InputError, read_text
     from opkit.verify.cpp_meta import find_cpp_meta
@@ -255,6 +285,8 @@ class _Registrations:
         self.custom_ops: list = []
         self.modules: list[str] = []
         self.qualnames: list[str] = []  # ops whose torch.ops packets must be forgotten on undo
+        self.paths: list[str] = []  # added to sys.path to import a module of a package
+        self.packages: list[str] = []  # the user's packages imported with it: forgotten on undo
 
     def adopt_module_globals(self, module) -> None:
         import torch
@@ -279,6 +311,12 @@ class _Registrations:
             lib._destroy()
         for name in self.modules:
             sys.modules.pop(name, None)
+        for package in self.packages:
+            for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+                sys.modules.pop(name, None)
+        for directory in self.paths:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(directory)
         for qualname in self.qualnames:
             # torch.ops caches each packet (and its overloads' schemas) as an attribute of the namespace:
             # a later op of the same name with another schema would otherwise see the stale one.
@@ -295,15 +333,41 @@ class _Registrations:
         torch._dynamo.reset()  # compiled code may hold the destroyed ops
 
 
-def _import_file(path: Path, registrations: _Registrations):
-    module_name = f"opkit_verify_{path.stem}_{abs(hash(str(path.resolve())))}"
+def _import_file(path: Path, registrations: _Registrations, *, in_package: bool = False):
+    """Import the user's Python file unchanged. ``in_package``: a module inside a package
+    (``vllm_ascend/meta_registration.py``) is imported under its dotted name with the directory above its package
+    on ``sys.path``, so that its imports of its own package resolve as they do for its users; all of it is undone
+    with the registrations. (A project's own Meta is imported alone: its package's ``__init__`` loads the built
+    library.)"""
+    root = package_root(path) if in_package else None
+    if root is not None:
+        directory, package = root
+        module_name = f"{package}.{path.stem}"
+        if str(directory) not in sys.path:
+            sys.path.insert(0, str(directory))
+            registrations.paths.append(str(directory))
+        registrations.packages.append(package.split(".", 1)[0])
+    else:
+        module_name = f"opkit_verify_{path.stem}_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     registrations.modules.append(module_name)
     spec.loader.exec_module(module)
     registrations.adopt_module_globals(module)
     return module
+
+
+def package_root(path: Path) -> tuple[Path, str] | None:
+    """(the directory above the package, the package's dotted name) of a module inside a package, else None."""
+    parts: list[str] = []
+    directory = path.resolve().parent
+    while (directory / "__init__.py").is_file():
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return (directory, ".".join(parts)) if parts else None
 
 
 def _derived_kernel(op, effects=None):

@@ -358,16 +358,17 @@ def format_report(report: GraphEntryReport, *, show_graph: bool = False, color: 
     return "\n".join(lines)
 
 
-def format_github(report: GraphEntryReport, *, file: str | None = None) -> str:
-    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass."""
+def format_github(report: GraphEntryReport, *, file: str | None = None, title: str = "opkit verify") -> str:
+    """GitHub Actions workflow commands: one ``::error`` per problem, a ``::notice`` for a pass, a ``::warning``
+    per warning. ``title`` heads each (a run over many ops names the op in it); escaped here, as every value."""
 
     def command(kind: str, title: str, message: str) -> str:
         params = ",".join(p for p in (f"file={github_escape(file, property_value=True)}" if file else "", f"title={github_escape(title, property_value=True)}") if p)
         return f"::{kind} {params}::{github_escape(message)}"
 
     verdict = format_report(report).splitlines()[0]
-    warnings = [command("warning", f"opkit verify: {w.stage.title}: {w.check}", f"{w.message} Next: {w.next_action}") for w in report.warnings]
+    warnings = [command("warning", f"{title}: {w.stage.title}: {w.check}", f"{w.message} Next: {w.next_action}") for w in report.warnings]
     if report.ok:
-        return "\n".join([command("notice", "opkit verify", verdict), *warnings])
-    lines = [command("error", f"opkit verify: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
-    return "\n".join([*(lines or [command("error", "opkit verify", verdict)]), *warnings])
+        return "\n".join([command("notice", title, verdict), *warnings])
+    lines = [command("error", f"{title}: {p.stage.title}: {p.check}", f"{p.message} Next: {p.next_action}") for p in report.problems]
+    return "\n".join([*(lines or [command("error", title, verdict)]), *warnings])

@@ -80,5 +80,9 @@ def warnings_apart(ran: list[Stage], problems: list[Problem]) -> tuple[list[Prob
 
 
 def passed_stages(ran: list[Stage], problems: list[Problem]) -> tuple[Stage, ...]:
+    """The stages that ran without a problem. Without a schema or a Meta/fake function nothing from the Meta
+    stage on checked the op (Dynamo broke the graph around it): none of them passed."""
     failed = {p.stage for p in problems}
-    return tuple(s for s in Stage if s in ran and s not in failed)
+    unregistered = any(p.stage is Stage.REGISTRATION and p.check in ("missing_meta", "undefined_op") for p in problems)
+    order = list(Stage)
+    return tuple(s for s in Stage if s in ran and s not in failed and not (unregistered and order.index(s) >= order.index(Stage.META)))
