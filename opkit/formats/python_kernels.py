@@ -32,6 +32,7 @@ from opkit.formats.files import InputError
 from opkit.formats.python_registrations import (
     CUSTOM_OP,
     IMPL,
+    KNOWN_HELPERS,
     META_KEY,
     ModuleReader,
     NotInferable,
@@ -51,7 +52,6 @@ from opkit.formats.python_registrations import (
 REGISTER_KERNEL = frozenset({"torch.library.register_kernel"})
 DIRECT_REGISTER = "direct_register_custom_op"
 # The namespace each ecosystem's helper defines its ops in when ``target_lib`` is not given.
-_HELPER_NAMESPACES = {"vllm": "vllm", "sglang": "sglang"}
 # Dispatch keys whose functions are not kernels of real tensors.
 _NOT_KERNEL_KEYS = frozenset({META_KEY, "Fake", "Autograd", "AutogradCPU", "AutogradPrivateUse1", "AutogradNPU", "Functionalize"})
 # custom_op's ``device_types`` / register_kernel's device → the dispatch key torch registers.
@@ -927,7 +927,7 @@ class _FileReader:
             if isinstance(target, ast.Name) and target.id in self.libraries:
                 namespace = self.libraries[target.id].namespace
             elif target is None:
-                namespace = _HELPER_NAMESPACES.get(qualified.split(".", 1)[0], "")
+                namespace = KNOWN_HELPERS.get(qualified, "")  # the helper's own library
             else:
                 namespace = ""
             node = _arg(call, 2, "mutates_args")
