@@ -86,13 +86,14 @@ _FAKE = 'import torch\n\n@torch.library.register_fake("NS::store_kv")\ndef _(x, 
 def test_a_cpp_kernel_stand_in_writes_what_the_kernel_writes(tmp_path, annotation, ns):
     """verify --from: the stand-in of a C++ kernel follows the effects model, so the real compiler drops the
     unannotated op and says the write is lost; the annotated twin passes."""
-    from opkit.verify.from_cpp import defined_from_cpp
+    from opkit.verify.from_cpp import defined_from_cpp, read_cpp_ops
 
     cpp = tmp_path / "my_ops.cpp"
     cpp.write_text(_CPP.replace("NS", ns).replace("SCHEMA", annotation))
     fake = tmp_path / "fake.py"
     fake.write_text(_FAKE.replace("NS", ns))
-    with defined_from_cpp(str(cpp), None, [str(fake)]) as (op, notes):
+    ops = read_cpp_ops(str(cpp), None, [str(fake)])
+    with defined_from_cpp(ops, ops.checked[0]) as (op, notes):
         assert any("the stand-in writes what the kernel writes: kCache" in n for n in notes), notes
         report = check_graph_entry(op, (torch.ones(4), torch.zeros(4)), backend="aot_eager", real_kernel=False, notes=notes, isolate=False)
     removed = _problems(report, "call_removed")

@@ -108,7 +108,9 @@ def test_dynamic_shapes_past_capture_limit_fall_back_to_eager():
     report = check_graph_entry(ops.scaled.default, (t(4, 8), 2.0), backend="npugraph_ex", dynamic=True, options={"capture_limit": 2}, opcheck=False)
     assert not report.ok
     assert report.npugraph_ex.fell_back_to_eager and "capture_limit reached" in report.npugraph_ex.fell_back_to_eager
-    assert report.npugraph_ex.captures == 2
+    # the float is specialised: the call plan's moved scalar compiles a second graph (2 graphs, 3 captures); the
+    # graph the dynamic shapes recapture stops at its limit of 2
+    assert report.graph_count == 2 and report.npugraph_ex.captures == 3
     (problem,) = [p for p in report.problems if p.check == "fallback_to_eager"]
     assert problem.stage is Stage.CAPTURE
     assert all(c.ok for c in report.comparisons)  # eager fallback still computes the right values

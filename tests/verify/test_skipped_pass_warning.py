@@ -50,7 +50,7 @@ def test_a_skipped_pass_on_a_graph_that_runs_right_is_a_warning_with_its_reason(
     text = str(report)
     assert text.startswith("PASS") and "  warning [backend passes] skipped_pass:" in text
     assert GraphEntryReport.from_dict(report.to_dict()) == report  # survives the trip back from a check's child
-    assert "::warning title=opkit verify: backend passes: skipped_pass::" in format_github(report)
+    assert "::warning title=opkit verify%3A backend passes%3A skipped_pass::" in format_github(report)
 
 
 SKIPPED = Problem(Stage.BACKEND, "skipped_pass", "npugraph_ex skipped a pass and went on: Skipped fx_pass p", "n")

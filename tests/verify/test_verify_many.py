@@ -201,7 +201,7 @@ def test_many_ops_as_json_junit_and_github(py_tree, run_opkit):
     status, out = _many(run_opkit, py_tree, "--format", "github")
     assert status == 1
     errors = [line for line in out.splitlines() if line.startswith("::error")]
-    assert any(line.startswith(f"::error file={py_tree / 'ops.cpp'},title=opkit verify vmany_py%3A%3Araises: Meta function") for line in errors), out
+    assert any(line.startswith(f"::error file={py_tree / 'ops.cpp'},title=opkit verify vmany_py%3A%3Araises%3A Meta function") for line in errors), out
     assert out.splitlines()[-1].startswith("::error title=opkit verify::6 op(s) checked in") and out.splitlines()[-1].endswith("4 passed, 2 failed")
 
 

@@ -121,5 +121,5 @@ def test_github_titles_escape_the_op_name_and_end_with_the_summary():
     reports = [_report("ns::good"), _report("ns::bad", [Problem(Stage.REGISTRATION, "missing_meta", "no Meta\nfor it", "add one")])]
     lines = format_github_run(reports, 2.0, ["f.cpp", "f.cpp"]).splitlines()
     assert lines[0].startswith("::notice file=f.cpp,title=opkit verify ns%3A%3Agood::PASS: ns::good")
-    assert lines[1] == "::error file=f.cpp,title=opkit verify ns%3A%3Abad: registration: missing_meta::no Meta%0Afor it Next: add one"
+    assert lines[1] == "::error file=f.cpp,title=opkit verify ns%3A%3Abad%3A registration%3A missing_meta::no Meta%0Afor it Next: add one"
     assert lines[2] == "::error title=opkit verify::2 op(s) checked in 2.0s: 1 passed, 1 failed"

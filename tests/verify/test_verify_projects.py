@@ -173,9 +173,9 @@ def test_cli_verify_project_honours_example(run_opkit, my_op_project):
     project = str(my_op_project)
     code, out = run_opkit("verify", project, "--example", "this is not python")
     # (valid syntax, `this is (not python)`, so it fails on its first name)
-    assert code == 2 and "--example does not evaluate: NameError: name 'this' is not defined" in out, out
+    assert code == 2 and "--example 'this is not python' does not evaluate: NameError: name 'this' is not defined" in out, out
     code, out = run_opkit("verify", project, "--example", "torch.randn(4,")
-    assert code == 2 and "--example does not evaluate: SyntaxError" in out, out
+    assert code == 2 and "--example 'torch.randn(4,' does not evaluate: SyntaxError" in out, out
     # The project's op, called as the example says: Tensor? y given None, three list elements, other attributes.
     example = "torch.randn(4, 5), None, [torch.randn(4, 5)] * 3, 0.5, 7"
     code, out = run_opkit("verify", project, "--example", example, "--format", "json")
@@ -280,7 +280,7 @@ def test_cli_github_annotations_and_a_coloured_verdict_only_when_asked(run_opkit
     )
     code, out = run_opkit("verify", str(root), "--format", "github")
     assert code == 1
-    assert out.startswith(f"::error file={root},title=opkit verify: Meta function: meta_alias::")
+    assert out.startswith(f"::error file={root},title=opkit verify%3A Meta function%3A meta_alias::")
     report = verify_project(root)
     assert format_report(report, color=True).startswith("\033[31mFAIL\033[0m")
     monkeypatch.setenv("NO_COLOR", "1")
