@@ -629,6 +629,7 @@ class _FlowReader:
         return written, where, ""
 
     def _launch(self, fact) -> None:
+        self.explain(*fact.args)  # unknown below, for the device producer to settle
         for arg in fact.args:
             param = self._touched(arg)
             if param is not None:

@@ -361,6 +361,15 @@ def test_a_launch_unknown_says_the_device_producer_settles_it(tmp_path):
     assert effects.argument("cache").settled_by == ""  # also passed to other(): the device cannot settle it alone
 
 
+def test_a_pointer_named_in_a_launch_is_left_to_the_device_producer(tmp_path):
+    """A launch's pointer argument is a use the C++ reader understands (the device producer reads the rest), so
+    it does not spoil the unknown the device producer settles (vllm-ascend's bgmv launchers)."""
+    body = "void *xp = x.data_ptr();\nauto stream = c10_npu::getCurrentNPUStream();\nmy_kernel<<<8, nullptr, stream>>>(xp, cache.data_ptr());"
+    root = project(tmp_path, kernel(body), "my_op(Tensor x, Tensor(a!) cache) -> ()", params=PARAMS)
+    effects = compute(load_project([str(root)]), producers=("opkit.effects.cpp",))["my_ops::my_op"]
+    assert effects.argument("x").written is Knowledge.UNKNOWN and effects.argument("x").settled_by == "device"
+
+
 def test_sources_without_cpp_produce_nothing():
     assert compute(Sources()) == {}
 
