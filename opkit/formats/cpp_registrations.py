@@ -19,6 +19,7 @@ What it reads, as projects write it:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -71,11 +72,31 @@ def exclusive(a: Conditions, b: Conditions, *, same_file: bool = True) -> bool:
 
 @dataclass(frozen=True)
 class Macro:
+    """A ``#define``: its name read at once, its parameters and body lexed when first asked for (a repository
+    has tens of thousands of defines, of which a lint expands a handful)."""
+
     name: str
-    params: tuple[str, ...] | None  # None: an object-like macro
-    body: tuple[str, ...]  # token texts
+    directive: str = field(repr=False)  # the #define as the lexer gives it (comments blanked), or as written
     path: str
     line: int
+
+    @functools.cached_property
+    def _parts(self) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+        m = _DEFINE.match(self.directive)
+        if not m:
+            return None, ()
+        params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) is not None else None
+        return params, tuple(split_code(m.group(4)))
+
+    @property
+    def params(self) -> tuple[str, ...] | None:
+        """The parameters' names; None: an object-like macro."""
+        return self._parts[0]
+
+    @property
+    def body(self) -> tuple[str, ...]:
+        """The replacement's token texts."""
+        return self._parts[1]
 
 
 Macros = dict[str, Macro]
@@ -294,24 +315,21 @@ def macro_definitions(path: str, text: str) -> Macros:
     for m in _DEFINE_LINES.finditer(text):
         line += text.count("\n", counted, m.start())
         counted = m.start()
-        try:
-            directives = [t for t in tokenize(m.group()) if t.kind == "directive"]
-        except CppTextError:
-            continue
-        for token in directives:
-            macro = _macro(path, Token(token.kind, token.text, m.start(), line, 1))
-            if macro is not None:
-                macros[macro.name] = macro
+        written = m.group().lstrip()
+        if "/" not in written and "\\\n" not in written and '"' not in written and "'" not in written:
+            directive = written  # nothing for the lexer to blank or join: lexed when the macro is used
+        else:
+            try:
+                directives = [t.text for t in tokenize(m.group()) if t.kind == "directive"]
+            except CppTextError:
+                continue
+            if not directives:
+                continue
+            directive = directives[0]
+        named = _DEFINE.match(directive)
+        if named:
+            macros[named.group(1)] = Macro(named.group(1), directive, path, line)
     return macros
-
-
-def _macro(path: str, token: Token) -> Macro | None:
-    """A ``#define`` directive (comments already blanked by the lexer) as a Macro."""
-    m = _DEFINE.match(token.text)
-    if not m:
-        return None
-    params = tuple(p.strip() for p in m.group(3).split(",") if p.strip()) if m.group(2) is not None else None
-    return Macro(m.group(1), params, tuple(split_code(m.group(4))), path, token.line)
 
 
 # The most tokens one expansion may produce: a 447-byte chain of macros each naming the last ten times
@@ -405,7 +423,10 @@ def block_macros(macros: Macros) -> dict[str, tuple[str, tuple[int, ...]]]:
     while changed:
         changed = False
         for macro in macros.values():
-            if macro.name in found or macro.params is None or len(macro.body) < 3:
+            # a wrapper's body opens with a block macro's name: the others are never lexed here
+            if macro.name in found or "(" not in macro.directive or not any(name in macro.directive for name in found):
+                continue
+            if macro.params is None or len(macro.body) < 3:
                 continue
             target = found.get(macro.body[0])
             if target is None or macro.body[1] != "(":
@@ -434,6 +455,12 @@ def registers_anything(text: str, macros: Macros, *, blocks: dict | None = None)
 # ------------------------------------------------------------------------------------------------
 
 
+def _macro(path: str, token: Token) -> Macro | None:
+    """A ``#define`` directive token (comments already blanked by the lexer) as a Macro."""
+    m = _DEFINE.match(token.text)
+    return Macro(m.group(1), token.text, path, token.line) if m else None
+
+
 def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -> CppRegistrationFile:
     """The registrations and functions of one C++ file. ``macros``: definitions from the other files
     given (this file's own are added). CppReadError for text that cannot be read."""
@@ -441,7 +468,7 @@ def read_cpp_registrations(path: str, text: str, macros: Macros | None = None) -
         tokens = tokenize(text)
     except CppTextError as exc:
         raise CppReadError(exc.message, exc.line, exc.column) from None
-    own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}
+    own = {m.name: m for m in (_macro(path, t) for t in tokens if t.kind == "directive") if m is not None}  # lexed already
     all_macros = {**(macros or {}), **own}
     records = _Reader(path, tokens, all_macros, own).read()
     records.noqa = NoqaMap.from_text(text, comment="//")
