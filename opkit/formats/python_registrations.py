@@ -855,17 +855,30 @@ def module_libraries(text: str) -> dict[str, LibraryObject]:
 
 def sibling_text(path: str, node: ast.ImportFrom, modules: ModuleReader) -> str | None:
     """The text of the module a relative ``from .x import y`` in ``path`` names, read through ``modules``."""
-    import os
-
-    base = os.path.dirname(path)
-    for _ in range(node.level - 1):
-        base = os.path.dirname(base)
-    parts = node.module.split(".") if node.module else []
-    for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+    for candidate in module_paths(path, node) if node.level else ():
         text = modules(candidate)
         if text is not None:
             return text
     return None
+
+
+def module_paths(path: str, node: ast.ImportFrom) -> list[str]:
+    """Where the module an import in ``path`` names may be: relative to that file, or (absolute) under each
+    directory above it, as a package root would hold it."""
+    import os
+
+    parts = node.module.split(".") if node.module else []
+    directory = os.path.dirname(path)
+    if node.level:
+        bases = [os.path.join(directory, *[os.pardir] * (node.level - 1))]
+    else:  # each directory above the file, spelled as the lint run spells the file
+        depth = len(os.path.abspath(directory or os.curdir).split(os.sep))
+        bases = [os.path.join(directory, *[os.pardir] * up) for up in range(min(depth, 12))]
+    paths = []
+    for base in bases:
+        stem = os.path.normpath(os.path.join(base, *parts)) if parts else os.path.normpath(base)
+        paths += [stem + ".py", os.path.join(stem, "__init__.py")]
+    return paths
 
 
 def _parsed_functions(nodes: dict[str, list[tuple[ast.AST, ast.AST | None]]], names: _Names) -> dict[int, Function]:
@@ -1309,31 +1322,13 @@ class _Loader:
             alias = next((a for a in imported.names if (a.asname or a.name) == node.id), None)
             if alias is None:
                 continue
-            for candidate in self._module_paths(imported):
+            for candidate in module_paths(self.path, imported):
                 text = self.modules(candidate)
                 if text is not None:
                     found = module_functions(text).get(alias.name)
                     if found is not None:
                         return found, candidate
         return None, ""
-
-    def _module_paths(self, node: ast.ImportFrom) -> list[str]:
-        """Where the module an import names may be: relative to this file, or (absolute) under each
-        directory above it, as a package root would hold it."""
-        import os
-
-        parts = node.module.split(".") if node.module else []
-        directory = os.path.dirname(self.path)
-        if node.level:
-            bases = [os.path.join(directory, *[os.pardir] * (node.level - 1))]
-        else:  # each directory above the file, spelled as the lint run spells the file
-            depth = len(os.path.abspath(directory or os.curdir).split(os.sep))
-            bases = [os.path.join(directory, *[os.pardir] * up) for up in range(min(depth, 12))]
-        paths = []
-        for base in bases:
-            stem = os.path.normpath(os.path.join(base, *parts)) if parts else os.path.normpath(base)
-            paths += [stem + ".py", os.path.join(stem, "__init__.py")]
-        return paths
 
     def _defined_op_names(self) -> dict[str, ast.expr]:
         """``op = lib.define("name(...) -> ...")``: ``define`` returns the op's name, which ``lib.impl(op, ...)`` then uses."""
