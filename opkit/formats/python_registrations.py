@@ -869,11 +869,14 @@ def module_paths(path: str, node: ast.ImportFrom) -> list[str]:
 
     parts = node.module.split(".") if node.module else []
     directory = os.path.dirname(path)
-    if node.level:
-        bases = [os.path.join(directory, *[os.pardir] * (node.level - 1))]
-    else:  # each directory above the file, spelled as the lint run spells the file
-        depth = len(os.path.abspath(directory or os.curdir).split(os.sep))
-        bases = [os.path.join(directory, *[os.pardir] * up) for up in range(min(depth, 12))]
+    if node.level:  # spelled as the lint run spells the file, so a reader keyed by those paths finds it
+        base = directory
+        for _ in range(node.level - 1):
+            base = os.path.dirname(base)
+        return [os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")]
+    # each directory above the file
+    depth = len(os.path.abspath(directory or os.curdir).split(os.sep))
+    bases = [os.path.join(directory, *[os.pardir] * up) for up in range(min(depth, 12))]
     paths = []
     for base in bases:
         stem = os.path.normpath(os.path.join(base, *parts)) if parts else os.path.normpath(base)

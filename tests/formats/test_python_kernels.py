@@ -212,10 +212,12 @@ def test_a_module_without_registrations_is_not_parsed() -> None:
     assert read_python_kernels("k.py", "def f(:\n").kernels == []
 
 
+@pytest.mark.parametrize("spelling", ["absolute", "relative"])
 @pytest.mark.parametrize("annotation", ["Tensor", "Tensor(a!)"])
-def test_lint_reads_a_kernel_registered_on_a_library_of_a_sibling_module(tmp_path, annotation: str) -> None:
+def test_lint_reads_a_kernel_registered_on_a_library_of_a_sibling_module(tmp_path, monkeypatch, annotation: str, spelling: str) -> None:
     """TorchAir's layout: ``from ._lib import lib`` then ``lib.define``/``lib.impl`` (no ``torch.library`` in
-    the module). An unannotated write is K201 at the schema; the annotated twin is silent."""
+    the module). An unannotated write is K201 at the schema; the annotated twin is silent. The sibling is
+    found however the linted path is spelled (``opkit lint .`` gives paths like ``./ops/_gather.py``)."""
     from opkit.lint import lint
 
     package = tmp_path / "ops"
@@ -237,7 +239,9 @@ def test_lint_reads_a_kernel_registered_on_a_library_of_a_sibling_module(tmp_pat
         lib.impl("gather", gather_npu, "PrivateUse1")
         lib.impl("gather", gather_meta, "Meta")
         """))
-    result = lint([str(package)], use_cache=False)
+    if spelling == "relative":
+        monkeypatch.chdir(tmp_path)
+    result = lint([str(package) if spelling == "absolute" else "./ops"], use_cache=False)
     k201 = [f for f in result.findings if f.code == "K201"]
     if annotation == "Tensor":
         assert [(f.path.rsplit("/", 1)[-1], f.line) for f in k201] == [("_gather.py", 4)]
