@@ -4,7 +4,9 @@
 What counts as a write (kernel-effects.md): an output position of an aclnn call (``EXEC_NPU_CMD``-family
 macros, ``aclnnXGetWorkspaceSize`` called directly), mapped by position to the aclnn header in the files
 read (``const aclTensor *`` in, ``aclTensor *`` out, or ``DFX_OUT``) or else to the op's OpDef (inputs,
-attributes, outputs; an output named like an input is that input, written); ``OpCommand``'s ``.Output(x)``;
+attributes, outputs; an output named like an input is that input, written), whose device kernel in the files
+read (msOpGen's ``<snake>(inputs, outputs, workspace, tiling)``) also shows the inputs it writes: an OpDef
+without outputs is an op that writes some of its inputs; ``OpCommand``'s ``.Output(x)``;
 an in-place tensor method (``x.copy_``, any ``x.name_(...)``); ``at::name_out``/``at::name_`` calls; a call of
 a registered op whose schema marks the position ``(a!)``; and any of these in a helper function of the files
 read (followed ``MAX_DEPTH`` calls deep). A local made from a parameter by views (``x.view(...)``, ``x[0]``,
@@ -17,8 +19,9 @@ OpDef). A non-const ``at::Tensor &`` parameter is never taken as a write.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from opkit.formats.cpp_bodies import CHECK_MACROS
@@ -90,6 +93,14 @@ def produce(inputs) -> Iterator[OpEffects]:
         yield parts[0] if len(parts) == 1 else merge(parts)
 
 
+def read_kernels(inputs, kernels: Iterable[tuple]) -> Iterator[OpEffects]:
+    """What this reader reads of each ``(op, signature, Kernel, dispatch key, path, line, column)``, one reader
+    shared: for kernels ``produce`` does not read as the op's computation (a Meta's, for what it allocates)."""
+    reader = _Kernels(inputs)
+    for kernel in kernels:
+        yield reader.effects(*kernel)
+
+
 def bound_kernels(files) -> Iterator[tuple]:
     """(op, signature, Kernel, dispatch key, path, line, column) for each kernel of a parsed C++ def: the
     kernels the C++ producer reads, and the host side other producers (device launches) start from."""
@@ -155,6 +166,7 @@ class _Kernels:
         self._interface_files: dict[str, list] = {}
         self._declaring: dict[str, str] | None = None
         self._opdefs: dict[str, object] | None = None
+        self._device = None  # the device kernels of OpDefs, read when an aclnn call has no header
         self._schemas: dict[str, object] | None = None
         self._flows: dict[tuple, _Flow] = {}
 
@@ -263,6 +275,19 @@ class _Kernels:
                     self._opdefs.setdefault(op.op_type, op)
         return self._opdefs.get(op_type)
 
+    def opdef_kernel(self, op):
+        """The device kernel msOpGen names after OpDef ``op`` (``MyOp`` → ``my_op``), as the files read define
+        it: the op's own ``op_kernel`` file first; None when no single one does."""
+        from opkit.effects.device import DeviceKernels
+        from opkit.naming import msopgen_snake
+
+        if self._device is None:
+            self._device = DeviceKernels(self.texts)
+        name = msopgen_snake(op.op_type)
+        project = os.path.dirname(os.path.dirname(op.path))
+        near = next((p for p in self.texts if p.startswith(project) and os.path.basename(os.path.dirname(p)) == "op_kernel" and name in self.texts[p]), "")
+        return self._device.kernel(name, near)
+
     def schema(self, name: str):
         """The signature of a registered op a kernel may call by its name (C++ defs and Python schemas)."""
         if self._schemas is None:
@@ -275,6 +300,17 @@ class _Kernels:
                     self._schemas.setdefault(sig.name, []).append(sig)
         found = self._schemas.get(name, [])
         return found[0] if len({tuple(a.is_mutated for a in s.arguments) for s in found}) == 1 else None
+
+
+@dataclass
+class _Positions:
+    """What an aclnn call does to each operand position, and where that was read."""
+
+    where: str
+    written: dict[int, str] = field(default_factory=dict)  # position → the callee's name for it
+    device: dict[int, tuple] = field(default_factory=dict)  # position → the device kernel's writes showing it
+    unknown: dict[int, str] = field(default_factory=dict)  # position → why its write is not known
+    problem: str = ""  # why no position is known
 
 
 def _unknown(op: str, sig, tensors, why: str, site: KernelSite | None = None) -> OpEffects:
@@ -481,9 +517,9 @@ class _FlowReader:
             if name == "Output" and fact.args:
                 param = self.param_of(fact.args[0])
                 if param is not None:
-                    self.flow.write(param, self.evidence(fact, f"OpCommand .Output({fact.args[0].text})"))
+                    self.flow.write(param, self.evidence(fact, f"{receiver.root}.Output({fact.args[0].text}): an output of the {self._command_kind(receiver.root)}"))
                 elif self._touched(fact.args[0]) is not None:
-                    self.flow.not_known(self._touched(fact.args[0]), f"{fact.args[0].text} is an OpCommand output, line {fact.line}")
+                    self.flow.not_known(self._touched(fact.args[0]), f"{fact.args[0].text} is an output of the {self._command_kind(receiver.root)} {receiver.root}, line {fact.line}")
             return
         param = self.param_of(receiver)
         if param is not None and name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITING_METHODS_ENDING_IN_UNDERSCORE:
@@ -504,6 +540,11 @@ class _FlowReader:
 
     def _is_opcommand(self, name: str) -> bool:
         return name in self._opcommands
+
+    def _command_kind(self, name: str) -> str:
+        """What the builder ``name`` is, in a message: torch_npu's OpCommand, or another builder of the same
+        ``.Input().Output()`` shape (op-plugin's ATB ``ParamSetter``)."""
+        return "OpCommand" if self._is_opcommand(name) else "command it builds"
 
     @property
     def _opcommands(self) -> set[str]:
@@ -593,40 +634,58 @@ class _FlowReader:
         passed = [(i, a, p) for i, a, p in passed if p is not None]
         if not passed:
             return
-        outputs, source, problem = self._outputs(aclnn, len(operands))
+        positions = self._positions(aclnn, len(operands))
         for i, arg, param in passed:
-            if problem:
-                self.flow.not_known(param, f"{arg.text} passed to {aclnn} ({self.path}:{fact.line}): {problem}")
-            elif i in outputs:
-                if self.param_of(arg) is not None:
-                    self.flow.write(param, self.evidence(fact, f"{aclnn}'s output {outputs[i]} ({source}) is {arg.text}"))
+            if positions.problem:
+                self.flow.not_known(param, f"{arg.text} passed to {aclnn} ({self.path}:{fact.line}): {positions.problem}")
+            elif i in positions.unknown:
+                self.flow.not_known(param, f"{arg.text} passed to {aclnn} ({self.path}:{fact.line}) as {positions.unknown[i]}")
+            elif i in positions.written:
+                if self.param_of(arg) is None:
+                    self.flow.not_known(param, f"{arg.text} is {aclnn}'s output {positions.written[i]} ({positions.where}), but not {param} itself")
+                elif i in positions.device:
+                    call = f"; {aclnn} ({self.path}:{fact.line}) passes {arg.text} as its input {positions.written[i]}"
+                    for w in positions.device[i]:
+                        self.flow.write(param, Evidence(w.path, w.line, w.column, w.why + call))
                 else:
-                    self.flow.not_known(param, f"{arg.text} is {aclnn}'s output {outputs[i]} ({source}), but not {param} itself")
+                    self.flow.write(param, self.evidence(fact, f"{aclnn}'s output {positions.written[i]} ({positions.where}) is {arg.text}"))
 
-    def _outputs(self, aclnn: str, count: int) -> tuple[dict[int, str], str, str]:
-        """(output positions → their names, where that was read, why it is unknown: "" when known)."""
+    def _positions(self, aclnn: str, count: int) -> "_Positions":
+        """Which operand positions of an aclnn call are written: from its header, else its OpDef (and the
+        OpDef's device kernel, which shows the inputs it writes)."""
         interface = self.k.interface(aclnn)
         if interface is not None:
             where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
             if not any(p.output for p in interface.parameters):
-                return {}, where, f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say"
+                return _Positions(where, problem=f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say")
             if len(interface.parameters) != count:
-                return {}, where, f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}"
-            return {i: p.name for i, p in enumerate(interface.parameters) if p.output}, where, ""
+                return _Positions(where, problem=f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}")
+            return _Positions(where, {i: p.name for i, p in enumerate(interface.parameters) if p.output})
         op = self.k.opdef(aclnn.removeprefix("aclnn")) if aclnn.startswith("aclnn") else None
         if op is None:
-            return {}, "", f"no aclnn header declares {aclnn}GetWorkspaceSize and no OpDef {aclnn.removeprefix('aclnn')} is in the files read"
+            return _Positions("", problem=f"no aclnn header declares {aclnn}GetWorkspaceSize and no OpDef {aclnn.removeprefix('aclnn')} is in the files read")
         inputs = [t.name for t in op.inputs]
         outputs = [t.name for t in op.outputs if t.name not in inputs]
         in_place = {t.name for t in op.outputs if t.name in inputs}
         positions = [*inputs, *(a.name for a in op.attrs), *outputs]
         where = f"OpDef {op.op_type}, {op.path}:{op.line}"
-        if not op.outputs:
-            return {}, where, f"OpDef {op.op_type} ({op.path}:{op.line}) declares no output: it writes some of its inputs, which the host code does not say"
         if len(positions) != count:
-            return {}, where, f"the call passes {count} operands, OpDef {op.op_type} ({op.path}:{op.line}) has {len(positions)} (inputs, attributes, outputs)"
-        written = {i: n for i, n in enumerate(positions) if i >= len(inputs) + len(op.attrs) or n in in_place}
-        return written, where, ""
+            return _Positions(where, problem=f"the call passes {count} operands, OpDef {op.op_type} ({op.path}:{op.line}) has {len(positions)} (inputs, attributes, outputs)")
+        found = _Positions(where, {i: n for i, n in enumerate(positions) if i >= len(inputs) + len(op.attrs) or n in in_place})
+        kernel = self.k.opdef_kernel(op)
+        memory = [p for p in kernel.parameters if p.global_memory] if kernel is not None else []
+        if len(memory) != len(op.inputs) + len(op.outputs) + 2:  # msOpGen's layout: inputs, outputs, workspace, tiling
+            if not op.outputs:
+                why = f"its kernel {kernel.name} ({kernel.path}:{kernel.line}) takes {len(memory)} global-memory parameters, not inputs, outputs, workspace and tiling" if kernel is not None else "its device kernel is not in the files read"
+                found.problem = f"OpDef {op.op_type} ({op.path}:{op.line}) declares no output: it writes some of its inputs, and {why}"
+            return found
+        for i, parameter in enumerate(memory[: len(inputs)]):
+            if parameter.written == "yes":
+                found.written[i] = inputs[i]
+                found.device[i] = parameter.writes
+            elif parameter.written == "unknown" and not op.outputs:  # else the OpDef's word stands: an input
+                found.unknown[i] = f"input {inputs[i]} of {kernel.name} ({kernel.path}:{kernel.line}), parameter {parameter.name}: {parameter.unknown_because}"
+        return found
 
     def _launch(self, fact) -> None:
         self.explain(*fact.args)  # unknown below, for the device producer to settle

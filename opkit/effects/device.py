@@ -52,9 +52,8 @@ class _Builder:
             for name, fn in read_pointer_calls(file.path, text, cache=self.tokens).items():
                 self.launchers.setdefault(name, []).append(fn)
         self._calls: dict[str, dict] = {}
-        self._device: dict[tuple[str, ...], object] = {}
+        self.device = DeviceKernels(self.texts, self.tokens)
         self.schemas = schemas_by_op(project)
-        self._by_path: dict[str, str] | None = None
 
     def effects(self) -> Iterator[OpEffects]:
         seen = set()
@@ -81,7 +80,7 @@ class _Builder:
         short = name.rsplit("::", 1)[-1]
         paths = [fn.path for fn in self.project.cpp_functions.get(short, []) if fn.defined and fn.path in self.texts and (fn.name == name or "::" not in name)]
         if not paths:
-            paths = list(self._with_includes(registering)) if registering in self.texts else []
+            paths = list(self.device.with_includes(registering)) if registering in self.texts else []
         found = [fn for path in dict.fromkeys(paths) for fn in self._calls_of(path).values() if fn.name == short]
         return found[0] if len(found) == 1 else None
 
@@ -109,46 +108,6 @@ class _Builder:
                     mapped = tuple(_through(source, call) for source in sources)
                     yield launch, where, mapped
 
-    # -- device side -----------------------------------------------------------------------------
-    def _kernel(self, name: str, launching_path: str):
-        from opkit.formats.device_kernels import DeviceCode, has_device_kernels
-
-        paths = self._with_includes(launching_path)
-        kernel = self._code(paths).kernel(name)
-        if kernel is not None:
-            return kernel
-        pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
-        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and pattern.search(text)]
-        found = [k for k in (self._code(self._with_includes(p)).kernel(name) for p in owners) if k is not None]
-        return found[0] if len(found) == 1 else None
-
-    def _code(self, paths: tuple[str, ...]):
-        from opkit.formats.device_kernels import DeviceCode
-
-        if paths not in self._device:
-            self._device[paths] = DeviceCode({p: self.texts[p] for p in paths}, cache=self.tokens)
-        return self._device[paths]
-
-    def _with_includes(self, path: str, depth: int = 3) -> tuple[str, ...]:
-        """``path`` and the group's files it includes by a quoted path, ``depth`` levels down."""
-        if self._by_path is None:
-            self._by_path = {os.path.normpath(p): p for p in self.texts}
-        by_path = self._by_path
-        found, frontier = [path], [path]
-        for _ in range(depth):
-            following = []
-            for current in frontier:
-                base = os.path.dirname(os.path.normpath(current))
-                for name in _INCLUDE.findall(self.texts[current]):
-                    for up in range(4):
-                        candidate = os.path.normpath(os.path.join(base, *[".."] * up, name))
-                        if candidate in by_path and by_path[candidate] not in found:
-                            found.append(by_path[candidate])
-                            following.append(by_path[candidate])
-                            break
-            frontier = following
-        return tuple(found)
-
     # -- the op ----------------------------------------------------------------------------------
     def _op_effects(self, op: str, impl, host, launches: list[tuple]) -> OpEffects:
         signature = self.schemas.get(op) or self.schemas.get(op.split("::", 1)[-1])
@@ -160,7 +119,7 @@ class _Builder:
         untraced: list[str] = []  # memory a kernel may write, passed from an expression not traced to an argument
         sites = []
         for call, where, sources in launches:
-            kernel = self._kernel(call.callee, where.path)
+            kernel = self.device.kernel(call.callee, where.path)
             if kernel is None:
                 unknowns.append(f"{call.callee}<<<>>> (line {call.line}): its __global__ kernel is not in the files read")
                 for source in sources:
@@ -204,6 +163,58 @@ class _Builder:
         if signature is None:
             unknowns.append("no schema found for the op: its tensor arguments are not known")
         return OpEffects(op, tuple(sites), tuple(arguments), unknowns=tuple(dict.fromkeys(unknowns)))
+
+
+class DeviceKernels:
+    """The ``__global__`` kernels of some C++ texts, found by name: each looked for in a file and what it
+    includes, else in the one other file that defines it; each group of files read once."""
+
+    def __init__(self, texts: dict[str, str], tokens: dict | None = None):
+        self.texts = texts
+        self.tokens = {} if tokens is None else tokens  # path → tokens, shared with the launch reader
+        self._code: dict[tuple[str, ...], object] = {}
+        self._by_path: dict[str, str] | None = None
+
+    def kernel(self, name: str, near: str):
+        """The kernel ``name`` as ``near`` (a file of the texts) and its includes define it, else as the one
+        other file defining it (with its includes) does; None when none or several do."""
+        from opkit.formats.device_kernels import has_device_kernels
+
+        paths = self.with_includes(near) if near in self.texts else ()
+        kernel = self.code(paths).kernel(name) if paths else None
+        if kernel is not None:
+            return kernel
+        pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
+        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and name in text and pattern.search(text)]
+        found = [k for k in (self.code(self.with_includes(p)).kernel(name) for p in owners) if k is not None]
+        return found[0] if len(found) == 1 else None
+
+    def code(self, paths: tuple[str, ...]):
+        from opkit.formats.device_kernels import DeviceCode
+
+        if paths not in self._code:
+            self._code[paths] = DeviceCode({p: self.texts[p] for p in paths}, cache=self.tokens)
+        return self._code[paths]
+
+    def with_includes(self, path: str, depth: int = 3) -> tuple[str, ...]:
+        """``path`` and the files of the texts it includes by a quoted path, ``depth`` levels down."""
+        if self._by_path is None:
+            self._by_path = {os.path.normpath(p): p for p in self.texts}
+        by_path = self._by_path
+        found, frontier = [path], [path]
+        for _ in range(depth):
+            following = []
+            for current in frontier:
+                base = os.path.dirname(os.path.normpath(current))
+                for name in _INCLUDE.findall(self.texts[current]):
+                    for up in range(4):
+                        candidate = os.path.normpath(os.path.join(base, *[".."] * up, name))
+                        if candidate in by_path and by_path[candidate] not in found:
+                            found.append(by_path[candidate])
+                            following.append(by_path[candidate])
+                            break
+            frontier = following
+        return tuple(found)
 
 
 def _through(source, call):

@@ -23,7 +23,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_text import CppTextError
+from opkit.formats.cpp_text import CPP_EXTENSIONS, CppTextError
 from opkit.formats.cpp_tokens import Token, split_code, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap
@@ -1023,9 +1023,6 @@ def find_def(records: CppRegistrationFile, op: str | None) -> tuple[CppDef, list
 # ------------------------------------------------------------------------------------------------
 # For `opkit lint`: the files of one group read together
 # ------------------------------------------------------------------------------------------------
-
-CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".asc", ".h", ".hpp")
-
 
 def group_macros(texts: dict[str, str]) -> Macros:
     """The ``#define``s of every C++ file of a group, so a header's wrapper serves the files beside it."""

@@ -5,9 +5,13 @@ A kernel writes a parameter (``GM_ADDR y``, ``__gm__ uint8_t *y``) when the memo
 destination of a copy out of local memory: ``yGm.SetGlobalBuffer((__gm__ T *)y, n)`` then
 ``DataCopy(yGm[i], local, n)`` / ``DataCopyPad(yGm[i], local, params)``, ``yGm.SetValue(i, v)``, pto's
 ``TSTORE(yGlobal, tile)`` on a ``GlobalTensor yGlobal(y + offset)`` / ``TASSIGN(yGlobal, y)``, or a raw store
-``y[i] = v``. The pointer is followed through what real kernels do with it: casts and offsets, local copies,
-calls of the file's functions (a kernel class's ``Init`` that stores it in a member, the ``Process``/``CopyOut``
-methods that copy into that member), each call followed by position, ``MAX_DEPTH`` calls deep.
+``y[i] = v`` or ``y->field = v``; ``Fixpipe(yGm, l0c, ...)`` out of the cube unit. The pointer is followed
+through what real kernels do with it: casts and offsets, local copies, calls of the file's functions (a kernel
+class's ``Init`` that stores it in a member, the ``Process``/``CopyOut`` methods that copy into that member), each
+call followed by position, ``MAX_DEPTH`` calls deep; a copy functor called through a ``using`` alias (its
+constructor; a class template's explicit specializations rather than its empty primary template); a helper
+that returns memory reached from the pointer (a ``Tensor[]``'s item address), followed where its call goes.
+A value read out of the memory (``n = tiling->rows``) or used as an index (``gm[off]``) is a read.
 
 Each answer is ``yes`` (with every place that writes), ``no`` (every use was read and none writes) or
 ``unknown`` (it reaches code this reader does not follow: a function not in the files read, a method it does
@@ -28,8 +32,10 @@ YES, NO, UNKNOWN = "yes", "no", "unknown"
 MAX_DEPTH = 8  # calls followed from a kernel's body
 _EVIDENCE_KEPT = 3
 
-# Copies whose first argument is the destination in global memory.
-_COPIES_OUT = frozenset({"DataCopy", "DataCopyPad", "DataCopyUB2GM", "TSTORE", "InitGlobalMemory", "InitOutput", "Fill"})
+# Copies whose first argument is the destination in global memory (Fixpipe: out of the cube unit's L0C;
+# copy_ubuf_to_gm*, copy_matrix_cc_to_gm: the CCE intrinsics under them).
+_COPIES_OUT = frozenset({"DataCopy", "DataCopyPad", "DataCopyUB2GM", "TSTORE", "InitGlobalMemory", "InitOutput", "Fill", "Fixpipe", "copy_matrix_cc_to_gm"})
+_COPY_OUT_PREFIXES = ("copy_ubuf_to_gm",)
 _WRITING_METHODS = frozenset({"SetValue"})
 # Methods of a GlobalTensor that only read it or describe it.
 _READING_METHODS = frozenset({"GetValue", "GetSize", "SetL2CacheHint", "GetShapeInfo", "SetShapeInfo", "operator"})
@@ -37,6 +43,7 @@ _READING_METHODS = frozenset({"GetValue", "GetSize", "SetL2CacheHint", "GetShape
 _READING_CALLS = frozenset({"DataCacheCleanAndInvalid", "TLOAD", "sizeof", "decltype", "static_assert", "assert", "ASSERT", "printf", "PRINTF"})
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
 _KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch", "else", "do", "case", "new", "delete", "throw"})
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>="})
 _GM_PARAMETER = re.compile(r"\bGM_ADDR\b|\b__gm__\b")
 
 
@@ -58,6 +65,11 @@ class KernelParameter:
     written: str  # YES, NO, UNKNOWN
     writes: tuple[Write, ...] = ()
     unknown_because: str = ""
+
+    @property
+    def global_memory(self) -> bool:
+        """A pointer into global memory (``GM_ADDR``, ``__gm__ T *``): a tensor's data, a workspace, tiling."""
+        return bool(_GM_PARAMETER.search(self.type))
 
 
 @dataclass(frozen=True)
@@ -90,6 +102,11 @@ class _Function:
     line: int
     column: int
     is_kernel: bool
+    specialized: bool = False  # a method of an explicit specialization (``struct K<half> {...}``)
+
+    @property
+    def empty(self) -> bool:
+        return self.close == self.open + 1
 
 
 @dataclass
@@ -108,6 +125,7 @@ class DeviceCode:
         self.class_members: dict[str, set[str]] = {}
         self.errors: dict[str, str] = {}  # path → why it was not read
         self.macros: dict[str, frozenset[str]] = {}  # #define NAME → the words of its parameters and body
+        self.aliases: dict[str, str] = {}  # ``using CopyOut = l0c_to_gm<...>;`` → "l0c_to_gm"
         self._macro_words: dict[int, dict[str, str]] = {}
         for path, text in texts.items():
             every = cached_tokens(path, text, cache)
@@ -123,6 +141,7 @@ class DeviceCode:
             for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
                 self._index(_File(path, _Reader(path, expansion)))
         self._memo: dict[tuple[int, int], tuple[str, tuple[Write, ...], str]] = {}
+        self._returned: dict[tuple[int, int], bool] = {}
         self._member_memo: dict[tuple[str, str], tuple[str, tuple[Write, ...], str]] = {}
 
     # -- structure -------------------------------------------------------------------------------
@@ -138,6 +157,7 @@ class DeviceCode:
                 stack.pop()
         file.paren = paren
         classes = self._classes(r)
+        self._aliases(r)
         for body in r.bodies:
             if body.kind != "function":
                 continue
@@ -152,15 +172,16 @@ class DeviceCode:
                 if r._text(k) == ">":  # Kernel<T>::Init
                     k = self._template_start(r, k) - 1
                 klass = r._text(k)
-            else:
+            specialized = False
+            if not klass:
                 inside = [c for c in classes if c[1] < body.open < c[2]]
                 if inside:
-                    klass = max(inside, key=lambda c: c[1])[0]
+                    klass, _, _, specialized = max(inside, key=lambda c: c[1])
             start = opening - 1
             is_kernel = any(t[k].text == "__global__" for k in range(max(0, start - 12), start))
-            fn = _Function(file, t[opening - 1].text, klass, params, body.open, body.close, t[opening - 1].line, t[opening - 1].column, is_kernel)
+            fn = _Function(file, t[opening - 1].text, klass, params, body.open, body.close, t[opening - 1].line, t[opening - 1].column, is_kernel, specialized)
             self.functions.setdefault(fn.name, []).append(fn)
-        for name, start, end in classes:
+        for name, start, end, _ in classes:
             members = self.class_members.setdefault(name, set())
             depth_bodies = [b for b in r.bodies if b.kind == "function" and start < b.open < end]
             k = start + 1
@@ -174,7 +195,8 @@ class DeviceCode:
                 k += 1
 
     @staticmethod
-    def _classes(r: _Reader) -> list[tuple[str, int, int]]:
+    def _classes(r: _Reader) -> list[tuple[str, int, int, bool]]:
+        """(name, '{', '}', whether it is an explicit specialization ``struct K<half, float> {``) of each class."""
         found = []
         t = r.t
         for i, tok in enumerate(t):
@@ -183,8 +205,22 @@ class DeviceCode:
                 while k < len(t) and t[k].text not in ("{", ";", "(", ")") and k < i + 40:
                     k += 1
                 if k < len(t) and t[k].text == "{" and k in r.match:
-                    found.append((t[i + 1].text, k, r.match[k]))
+                    found.append((t[i + 1].text, k, r.match[k], r._text(i + 2) == "<"))
         return found
+
+    def _aliases(self, r: _Reader) -> None:
+        """``using Name = [typename] ns::Target<...>;``: a call of ``Name(...)`` constructs a ``Target``."""
+        t = r.t
+        for i, tok in enumerate(t):
+            if tok.text == "using" and r._text(i + 2) == "=" and t[i + 1].kind == "ident":
+                k = i + 3
+                target = ""
+                while k < len(t) and k < i + 12 and t[k].text not in ("<", ";", "("):
+                    if t[k].kind == "ident" and t[k].text != "typename":
+                        target = t[k].text
+                    k += 1
+                if target and target != t[i + 1].text:
+                    self.aliases.setdefault(t[i + 1].text, target)
 
     @staticmethod
     def _template_start(r: _Reader, k: int) -> int:
@@ -239,7 +275,7 @@ class DeviceCode:
             return None
         fn = found[0]
         parameters = []
-        empty = fn.close == fn.open + 1  # a skeleton's kernel: what it will write is not written yet
+        empty = fn.empty  # a skeleton's kernel: what it will write is not written yet
         for index, (pname, ptype) in enumerate(fn.params):
             if not _GM_PARAMETER.search(ptype) or not pname:
                 parameters.append(KernelParameter(pname, index, ptype, NO))
@@ -259,9 +295,19 @@ class DeviceCode:
         if depth > MAX_DEPTH:
             return UNKNOWN, (), f"calls nested deeper than {MAX_DEPTH}"
         self._memo[key] = (UNKNOWN, (), f"{fn.name} calls itself")
-        result = _Scan(self, fn, depth).run({fn.params[index][0]}) if index < len(fn.params) and fn.params[index][0] else (UNKNOWN, (), "unnamed parameter")
+        if index < len(fn.params) and fn.params[index][0]:
+            scan = _Scan(self, fn, depth, returns_to_caller=True)
+            result = scan.run({fn.params[index][0]})
+            self._returned[key] = scan.returned
+        else:
+            result = (UNKNOWN, (), "unnamed parameter")
         self._memo[key] = result
         return result
+
+    def returns_memory(self, fn: _Function, index: int) -> bool:
+        """Whether ``fn`` returns its parameter ``index`` or memory reached from it (``GetTensorAddr(i, list)``
+        returning a pointer the list holds): its call is then that memory (read after ``_writes``)."""
+        return self._returned.get((id(fn), index), False)
 
     def _member_writes(self, klass: str, member: str, depth: int) -> tuple[str, tuple[Write, ...], str]:
         key = (klass, member)
@@ -306,9 +352,22 @@ class DeviceCode:
         return self._macro_words[key]
 
     def callees(self, name: str, klass: str | None, arity: int) -> list[_Function]:
+        """The functions a call of ``name`` with ``arity`` arguments may run. A functor called through a ``using``
+        alias runs its constructor; where a class template has explicit specializations, its primary template's
+        empty body is the fallback no instantiation in these files reaches, not code that runs."""
+        if name not in self.functions and name in self.aliases:
+            name = self.aliases[name]
+            klass = name
         candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (klass is None or f.klass == klass)]
         exact = [f for f in candidates if len(f.params) == arity]
-        return exact or candidates
+        found = exact or candidates
+        if any(f.specialized for f in found):
+            found = [f for f in found if f.specialized or not f.empty] or found
+        return found
+
+
+# _argument's answer for a call that returns the memory passed to it: follow the call's value instead
+_RETURNED: list[str] = ["<the call's value>"]
 
 
 def _combine(states: list[tuple[str, tuple[Write, ...], str]]) -> tuple[str, tuple[Write, ...], str]:
@@ -324,8 +383,10 @@ def _combine(states: list[tuple[str, tuple[Write, ...], str]]) -> tuple[str, tup
 class _Scan:
     """The uses of some names (a parameter and what it is copied into) inside one function."""
 
-    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False):
+    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False, returns_to_caller: bool = False):
         self.code, self.fn, self.depth = code, fn, depth
+        self.returns_to_caller = returns_to_caller  # a parameter's scan: its call site follows what is returned
+        self.returned = False
         self.r = fn.file.reader
         self.t = self.r.t
         self.members_only = members_only
@@ -396,18 +457,60 @@ class _Scan:
                 elif method not in _READING_METHODS and not method.startswith("Get"):
                     self._unknown(f"{name}.{method}(...) at line {t[i].line} is not followed")
                 return []
+            if t[i + 2].kind == "ident":
+                return self._field(i, name)
         # a raw store: name[i] = v, *name = v
         after = i + 1
         if r._text(after) == "[" and after in r.match:
             after = r.match[after] + 1
-        if r._text(after) in ("=", "+=", "-=", "*=", "/=", "|=", "&=") and (after != i + 1 or r._text(start - 1) == "*"):
+        if r._text(after) in _ASSIGNMENTS and (after != i + 1 or self._dereferenced(start)):
             self._write(i, f"{_join(t[start:after])} = ...")
             return []
         return self._in_context(start, i, name)
 
+    def _dereferenced(self, start: int) -> bool:
+        """``*name`` at ``start``: a store through the pointer, not ``T *name = ...`` declaring it."""
+        if self.r._text(start - 1) != "*":
+            return False
+        before = self.t[start - 2] if start >= 2 else None
+        return before is None or (before.kind != "ident" and before.text not in (">", ">>", "*"))
+
+    def _field(self, i: int, name: str) -> list[str]:
+        """``name->a.b`` not called: a store into the memory ``name`` points to when assigned, else a value read
+        (``n = tiling->m`` copies a number, not the pointer)."""
+        r, t = self.r, self.t
+        k = i + 1
+        while r._text(k) in (".", "->") and t[k + 1].kind == "ident":
+            k += 2
+        if r._text(k) in _ASSIGNMENTS:
+            self._write(i, f"{_join(t[i:k])} = ...")
+        elif r._text(k) == "[" and r._text(r.match.get(k, k) + 1) in _ASSIGNMENTS:
+            self._unknown(f"{_join(t[i:k])}[...] is stored into at line {t[i].line}: opkit does not know whether that field holds the memory or points elsewhere")
+        return []
+
+    def _in_subscript(self, start: int, p: int) -> bool:
+        """Whether the use at ``start`` is inside an index (``gm[off]``) within its enclosing parenthesis ``p``:
+        a read of the index, not a use of the memory."""
+        depth = 0
+        for k in range(start - 1, max(p, self.fn.open), -1):
+            text = self.r._text(k)
+            if text in (")", "]", "}"):
+                depth += 1
+            elif text in ("(", "{"):
+                depth -= 1
+            elif text == "[":
+                if depth == 0:
+                    return True
+                depth -= 1
+            elif text == ";" and depth == 0:
+                return False
+        return False
+
     def _in_context(self, start: int, i: int, name: str) -> list[str]:
         r, t, paren = self.r, self.t, self.fn.file.paren
         p = paren[start]
+        if self._in_subscript(start, p):
+            return []
         # walk out of grouping parentheses and casts around the use: (x + 1), static_cast<T>(x)
         while p > self.fn.open:
             callee_at = p - 1
@@ -419,7 +522,11 @@ class _Scan:
                 callee_at = k
             callee = r._text(callee_at)
             if t[callee_at].kind == "ident" and callee not in _KEYWORDS:
-                return self._argument(p, callee_at, callee, i, name)
+                found = self._argument(p, callee_at, callee, i, name)
+                if found is not _RETURNED:
+                    return found
+                start, p = callee_at, paren[callee_at]  # the call is that memory: follow where it goes
+                continue
             if callee in _KEYWORDS:
                 return []  # if (y), while (y), sizeof(y): read
             start, p = p, paren[p]  # a group: (y + off)
@@ -431,7 +538,7 @@ class _Scan:
         args = _split(t, p + 1, close)
         index = next((n for n, (a, b) in enumerate(args) if a <= i < b), 0)
         obj = r._text(callee_at - 1) in (".", "->")
-        if callee in _COPIES_OUT:
+        if callee in _COPIES_OUT or callee.startswith(_COPY_OUT_PREFIXES):
             if index == 0:
                 self._write(i, f"{callee}({_join(t[args[0][0]:args[0][1]])}, ...){self._bound(name)}")
             return []
@@ -443,7 +550,7 @@ class _Scan:
         if callee == "SetGlobalBuffer" and obj:
             holder = callee_at - 2
             return self._alias(t[holder].text, holder, "SetGlobalBuffer") if t[holder].kind == "ident" else []
-        if callee in _READING_CALLS or callee.startswith("Get") and not obj:
+        if callee in _READING_CALLS or callee.startswith("Get") and not obj and callee not in self.code.functions:
             return []
         # a declaration: GlobalTensor<T> g(y + off); __gm__ T *q(y);
         before = t[callee_at - 1] if callee_at > 0 else None
@@ -462,14 +569,13 @@ class _Scan:
             return []
         states = []
         for target in targets:
-            state, writes, because = self.code._writes(target, index, self.depth + 1)
-            if state == YES:
-                writes = tuple(Write(w.path, w.line, w.column, w.why) for w in writes)
-            states.append((state, writes, because))
+            states.append(self.code._writes(target, index, self.depth + 1))
         if all(s[0] == YES for s in states) or all(s[0] != YES for s in states):
             self.results.append(_combine(states))
         else:
             self._unknown(f"{callee} has overloads that differ (line {t[i].line})")
+        if any(self.code.returns_memory(target, index) for target in targets):
+            return _RETURNED
         return []
 
     def _class_of(self, variable: str, at: int) -> str | None:
@@ -494,7 +600,10 @@ class _Scan:
         if r._text(k) == "=" and t[k - 1].kind == "ident":
             return self._alias(t[k - 1].text, k - 1, "assigned")
         if r._text(k) == "return":
-            self._unknown(f"returned from {self.fn.name} at line {t[i].line}")
+            if self.returns_to_caller:
+                self.returned = True
+            else:
+                self._unknown(f"returned from {self.fn.name} at line {t[i].line}")
         return []
 
     def _bound(self, name: str) -> str:
@@ -545,17 +654,47 @@ def _macro_kernels(directives: list[Token], tokens: list[Token]) -> list[list[To
 
 
 def _split(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:
-    """The top-level comma-separated items of tokens[start:end] as (start, end) index pairs."""
+    """The top-level comma-separated items of tokens[start:end] as (start, end) index pairs; the commas of a
+    template's arguments (``RoundUp<uint64_t, 16>(n)``) do not split."""
     items, depth, item_start = [], 0, start
-    for k in range(start, end):
+    k = start
+    while k < end:
         text = tokens[k].text
         if text in "([{":
             depth += 1
         elif text in ")]}":
             depth -= 1
+        elif text == "<" and k > start and tokens[k - 1].kind == "ident":
+            close = _template_close(tokens, k, end)
+            if close is not None:
+                k = close
         elif text == "," and depth == 0:
             items.append((item_start, k))
             item_start = k + 1
+        k += 1
     if end > item_start:
         items.append((item_start, end))
     return items
+
+
+def _template_close(tokens: list[Token], at: int, end: int) -> int | None:
+    """The ``>`` closing the template argument list opened at ``at``, when one closes it before ``end`` and a
+    call, a scope or a brace follows it; None for a comparison (``a < b, c > d`` is two items)."""
+    depth = parens = 0
+    for k in range(at, end):
+        text = tokens[k].text
+        if text in ("(", "["):
+            parens += 1
+        elif text in (")", "]"):
+            if parens == 0:
+                return None
+            parens -= 1
+        elif text in (";", "{", "}", "&&", "||"):
+            return None
+        elif parens == 0 and text == "<":
+            depth += 1
+        elif parens == 0 and text in (">", ">>"):
+            depth -= len(text)
+            if depth <= 0:
+                return k if depth == 0 and k + 1 < end and tokens[k + 1].text in ("(", "::", "{") else None
+    return None

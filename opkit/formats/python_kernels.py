@@ -45,6 +45,7 @@ from opkit.formats.python_registrations import (
     _str_arg,
     infer_schema,
     module_libraries,
+    module_paths,
     sibling_text,
     walk,
 )
@@ -834,7 +835,7 @@ class _FileReader:
             alias = next((a for a in imp.names if (a.asname or a.name) == node.id), None)
             if alias is None:
                 continue
-            for path in _module_paths(self.path, imp):
+            for path in module_paths(self.path, imp):
                 text = self.modules(path)
                 if text is None:
                     continue
@@ -950,23 +951,6 @@ class _FileReader:
             return infer_schema(_function(fn, self.names, [], frozenset(), frozenset()), mutates, qualname, self.names)
         except NotInferable:
             return None
-
-
-def _module_paths(path: str, node: ast.ImportFrom) -> list[str]:
-    """Where the module ``node`` imports from lies, for an import within ``path``'s own package."""
-    import os
-
-    parts = node.module.split(".") if node.module else []
-    if node.level:
-        base = os.path.dirname(path)
-        for _ in range(node.level - 1):
-            base = os.path.dirname(base)
-    else:  # ``from pkg.x import f`` in .../pkg/...: the directory holding ``pkg``
-        here = os.path.normpath(os.path.dirname(path)).split(os.sep)
-        if not parts or parts[0] not in here:
-            return []
-        base = os.sep.join(here[: len(here) - here[::-1].index(parts[0]) - 1]) or os.sep
-    return [os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")]
 
 
 def _device_keys(node: ast.expr | None) -> list[str]:

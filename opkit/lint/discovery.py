@@ -17,11 +17,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from opkit.formats.cpp_text import CPP_EXTENSIONS
 from opkit.formats.files import InputError
 from opkit.lint.finding import Finding, input_error_finding
 
 # C++ files are read for what they hold: op_host OpDefs (.cpp), TORCH_LIBRARY registrations (any of them).
-KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"} | dict.fromkeys((".cpp", ".cc", ".cxx", ".asc", ".h", ".hpp"), "cpp")
+KINDS = {".yaml": "yaml", ".yml": "yaml", ".py": "python", ".json": "msopgen"} | dict.fromkeys(CPP_EXTENSIONS, "cpp")
 
 # A directory holding one of these is a project: its files are paired only with each other.
 PROJECT_MARKERS = ("opkit.json", "CMakePresets.json")

@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from opkit.formats.cpp_text import CPP_HEADER_EXTENSIONS
 from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
@@ -91,7 +92,7 @@ def load_group(group: InputGroup, texts: dict[str, str | InputError], schemas: S
             kinds = _cpp_kinds(item.path, text, macros, blocks)
             if not kinds:
                 other_cpp[item.path] = text  # a header or kernel source: read only for its macros and the functions kernels name
-                if item.explicit and item.path.lower().endswith((".h", ".hpp")):
+                if item.explicit and item.path.lower().endswith(CPP_HEADER_EXTENSIONS):
                     project.input_findings.append(not_linted_finding(NotLinted("a header that registers nothing (read for its macros and declarations)"), item.path))
                 elif item.explicit:
                     project.input_findings.append(input_error_finding(InputError("E006", "no op registration found: no OpDef (`class X : public OpDef`) and no TORCH_LIBRARY block"), item.path))

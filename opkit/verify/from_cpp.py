@@ -22,7 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opkit.formats.cpp_registrations import CPP_EXTENSIONS, CppDef, CppReadError, find_def, read_with_includes
+from opkit.formats.cpp_text import CPP_EXTENSIONS, CPP_HEADER_EXTENSIONS
+from opkit.formats.cpp_registrations import CppDef, CppReadError, find_def, read_with_includes
 from opkit.verify.project import _derived_kernel, _import_file, _Registrations, package_root
 from opkit.verify.report import Problem, Stage
 
@@ -115,7 +116,7 @@ def _beside(path: Path) -> list[Path]:
         entries = sorted(directory.iterdir())
     except OSError:
         return []
-    return [p for p in entries if p.suffix.lower() in CPP_EXTENSIONS and p.suffix.lower() not in (".h", ".hpp") and p.is_file()]
+    return [p for p in entries if p.suffix.lower() in CPP_EXTENSIONS and p.suffix.lower() not in CPP_HEADER_EXTENSIONS and p.is_file()]
 
 
 def compile_cpp_metas(ops: CppOps) -> None:

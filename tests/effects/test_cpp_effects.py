@@ -152,6 +152,57 @@ def test_an_opdef_without_outputs_leaves_its_inputs_unknown(tmp_path):
     assert codes(root) == []
 
 
+# The OpDef's own device kernel (msOpGen's op_kernel/<snake>.cpp: inputs, outputs, workspace, tiling) shows
+# which inputs it writes: an OpDef without outputs is an op that writes some of them.
+OPDEF_KERNEL = """#include "kernel_operator.h"
+class CacheUpdate {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR cache)
+    {
+        xGm.SetGlobalBuffer((__gm__ half *)x);
+        cacheGm.SetGlobalBuffer((__gm__ half *)cache);
+    }
+    __aicore__ inline void Process()
+    {
+        AscendC::DataCopy(local, xGm[0], 16);
+        AscendC::DataCopy(cacheGm[0], local, 16);
+    }
+    AscendC::GlobalTensor<half> xGm, cacheGm;
+    AscendC::LocalTensor<half> local;
+};
+extern "C" __global__ __aicore__ void my_cache_update(GM_ADDR x, GM_ADDR cache, GM_ADDR workspace, GM_ADDR tiling)
+{
+    CacheUpdate op;
+    op.Init(x, cache);
+    op.Process();
+}
+"""
+
+
+@pytest.mark.parametrize("schema, fires", [("my_op(Tensor x, Tensor cache, float scale) -> ()", True), ("my_op(Tensor x, Tensor(a!) cache, float scale) -> ()", False)])
+def test_an_opdef_without_outputs_is_read_through_its_device_kernel(tmp_path, schema, fires):
+    opdef = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
+        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+    params = "const at::Tensor &x, const at::Tensor &cache, double scale"
+    extra = {"my_cache_update/op_host/my_cache_update_def.cpp": opdef, "my_cache_update/op_kernel/my_cache_update.cpp": OPDEF_KERNEL}
+    root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale);", params), schema, params=params, extra=extra)
+    assert written(root) == {"x": "no", "cache": "yes"}
+    [evidence] = effects_of(root).argument("cache").evidence
+    assert evidence.path.endswith("my_cache_update.cpp") and "DataCopy(cacheGm[0], ...)" in evidence.why and "passes cache as its input cache" in evidence.why
+    assert codes(root) == (["K201"] if fires else [])
+
+
+def test_an_opdef_kernel_in_another_layout_leaves_the_inputs_unknown(tmp_path):
+    opdef = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
+        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+    params = "const at::Tensor &x, const at::Tensor &cache, double scale"
+    no_workspace = OPDEF_KERNEL.replace(", GM_ADDR workspace, GM_ADDR tiling)", ")")
+    extra = {"op_host/my_cache_update_def.cpp": opdef, "op_kernel/my_cache_update.cpp": no_workspace}
+    root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale);", params), "my_op(Tensor x, Tensor cache, float scale) -> ()", params=params, extra=extra)
+    assert written(root) == {"x": "unknown", "cache": "unknown"}
+    assert "takes 2 global-memory parameters" in effects_of(root).argument("cache").unknown_because
+
+
 def test_an_aclnn_call_with_neither_header_nor_opdef_is_unknown(tmp_path):
     root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache);"), "my_op(Tensor x, Tensor cache) -> ()", params=PARAMS)
     assert written(root) == {"x": "unknown", "cache": "unknown"}
@@ -167,7 +218,16 @@ def test_opcommand_output_is_a_write_and_run_is_aclop(tmp_path):
     effects = effects_of(root)
     assert written(root) == {"x": "no", "cache": "yes"}
     assert [e.line for e in effects.aclop] == [4]
+    assert "cmd.Output(cache): an output of the OpCommand" in effects.argument("cache").evidence[0].why
     assert codes(root) == ["K208"]
+
+
+def test_another_builder_of_inputs_and_outputs_is_named_as_what_it_is(tmp_path):
+    # op-plugin's ATB kernels build their call with a ParamSetter, not an OpCommand
+    body = "ParamSetter setter;\nsetter.Input(x, true).Output(cache);\nRunAtbCmd(op, setter, \"MyCacheUpdate\");"
+    root = project(tmp_path, kernel(body), "my_op(Tensor x, Tensor cache) -> ()", params=PARAMS)
+    evidence = effects_of(root).argument("cache").evidence[0]
+    assert "setter.Output(cache): an output of the command it builds" in evidence.why and "OpCommand" not in evidence.why
 
 
 def test_an_opcommand_with_a_custom_handler_is_not_aclop(tmp_path):

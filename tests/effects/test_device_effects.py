@@ -210,3 +210,12 @@ def test_the_extension_style_is_read_back_as_its_schema_says(tmp_path, name, sch
     [effects] = [e for e in device.produce(project) if e.op.endswith(f"::{name}")]
     assert set(effects.written) == {a.name for a in sig.arguments if a.is_mutated}
     assert all(a.written is Knowledge.NO for a in effects.arguments if not a.written)
+
+
+def test_a_copy_defined_in_an_inc_fragment_the_kernel_includes_is_read(tmp_path):
+    # the kernel's copy out lives in a `.inc` file (never compiled alone, so only read through the #include)
+    fragment = "__aicore__ inline void StoreOut(AscendC::GlobalTensor<half> dst, AscendC::LocalTensor<half> src) { AscendC::DataCopy(dst, src, 16); }\n"
+    kernel = '#include "copies.inc"\n' + KERNEL.replace("AscendC::DataCopy(cacheGm[0], local, 16);", "StoreOut(cacheGm, local);")
+    effects = effects_of(tmp_path, {"kernel/copies.inc": fragment, "kernel/fill.asc": kernel + HOST.replace("SCHEMA", "fill_cache(Tensor x, Tensor cache) -> ()")})
+    cache = next(a for a in effects["demo::fill_cache"].arguments if a.name == "cache")
+    assert cache.written is Knowledge.YES and cache.evidence[0].path.endswith("copies.inc")

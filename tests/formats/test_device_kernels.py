@@ -209,3 +209,144 @@ __global__ __aicore__ void k(GM_ADDR x, GM_ADDR y, uint32_t n)
     kernel = DeviceCode({"k.cpp": text}).kernel("k")
     x, y, _ = kernel.parameters
     assert (x.written, y.written) == (NO, UNKNOWN) and "DISPATCH_CASE" in y.unknown_because
+
+
+# A cube kernel in the shape vllm-ascend's matmuls take: copies are functors (a class template whose constructor
+# copies) named through a class's `using` alias, defined in an `.inc` fragment a header includes; the primary
+# template's constructor is empty and each explicit specialization copies (Fixpipe out of L0C, DataCopy in).
+COPY_FUNCTORS = """
+template <typename T>
+struct cc_to_gm {
+    __aicore__ cc_to_gm(AscendC::GlobalTensor<T> gmTensor, AscendC::LocalTensor<float> cc, uint32_t rows, uint8_t flag = 0) {};
+};
+template <>
+struct cc_to_gm<half> {
+    __aicore__ cc_to_gm(AscendC::GlobalTensor<half> gmTensor, AscendC::LocalTensor<float> cc, uint32_t rows, uint8_t flag = 0)
+    {
+        AscendC::Fixpipe<half, float, AscendC::CFG_ROW_MAJOR>(gmTensor, cc, rows);
+    };
+};
+template <typename T>
+struct gm_to_cb {
+    __aicore__ gm_to_cb(AscendC::LocalTensor<T> cb, AscendC::GlobalTensor<T> gmTensor, uint32_t rows) { AscendC::DataCopy(cb, gmTensor, rows); };
+};
+"""
+
+CUBE_KERNEL = """
+struct Tiling { uint32_t rows; uint32_t cols; };
+template <typename T>
+class Matmul {
+    template <uint32_t Unused = 0>
+    using CopyIn = gm_to_cb<T>;
+    using CopyOut = cc_to_gm<T>;
+public:
+    __aicore__ void Init(GM_ADDR a, GM_ADDR c, GM_ADDR tiling)
+    {
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a));
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(c));
+        auto t = reinterpret_cast<__gm__ Tiling *>(tiling);
+        rows = t->rows;
+        cols = t->cols;
+    }
+    __aicore__ void Process()
+    {
+        uint64_t offset = rows * cols;
+        CopyIn<0>(cb, aGm[offset], Pick<uint32_t, 16>(rows));
+        CopyOut(cGm[offset], cc, rows);
+    }
+    AscendC::GlobalTensor<T> aGm, cGm;
+    AscendC::LocalTensor<T> cb;
+    AscendC::LocalTensor<float> cc;
+    uint32_t rows, cols;
+};
+extern "C" __global__ __aicore__ void cube_kernel(GM_ADDR a, GM_ADDR c, GM_ADDR tiling)
+{
+    Matmul<half> op;
+    op.Init(a, c, tiling);
+    op.Process();
+}
+"""
+
+
+def test_a_copy_functor_named_by_a_using_alias_writes_through_its_specializations():
+    code = DeviceCode({"kernel/copies.inc": COPY_FUNCTORS, "kernel/cube.cpp": CUBE_KERNEL})
+    # `offset` is computed from the tiling's fields and used as an index: neither makes `tiling` the memory
+    # the copies write; the template's comma (`Pick<uint32_t, 16>(rows)`) does not shift the arguments
+    assert written(code, "cube_kernel") == {"a": NO, "c": YES, "tiling": NO}
+    [write] = code.kernel("cube_kernel").parameter(1).writes
+    assert write.path == "kernel/copies.inc" and "Fixpipe(gmTensor, ...) in cc_to_gm::cc_to_gm" in write.why
+    assert write.line == COPY_FUNCTORS.splitlines().index("        AscendC::Fixpipe<half, float, AscendC::CFG_ROW_MAJOR>(gmTensor, cc, rows);") + 1
+
+
+READING_SPECIALIZATION = """
+template <>
+struct cc_to_gm<float> {
+    __aicore__ cc_to_gm(AscendC::GlobalTensor<float> gmTensor, AscendC::LocalTensor<float> cc, uint32_t rows, uint8_t flag = 0)
+    {
+        AscendC::DataCopy(cc, gmTensor, rows);
+    };
+};
+"""
+
+
+def test_a_functor_whose_specializations_differ_is_unknown_and_its_primary_template_alone_is_read():
+    code = DeviceCode({"copies.inc": COPY_FUNCTORS + READING_SPECIALIZATION, "cube.cpp": CUBE_KERNEL})
+    c = code.kernel("cube_kernel").parameter(1)
+    assert c.written == UNKNOWN and "overloads that differ" in c.unknown_because
+    # without specializations the primary template's empty constructor is what runs: it writes nothing
+    primary_only = COPY_FUNCTORS.split("template <>")[0] + "template <typename T>\nstruct gm_to_cb" + COPY_FUNCTORS.split("struct gm_to_cb")[1]
+    assert "Fixpipe" not in primary_only
+    assert written(DeviceCode({"copies.inc": primary_only, "cube.cpp": CUBE_KERNEL}), "cube_kernel")["c"] == NO
+
+
+def test_a_field_store_through_a_gm_struct_pointer_is_a_write_and_a_field_read_is_not():
+    text = """
+struct Counters { uint32_t done; uint32_t total; };
+__global__ __aicore__ void count_kernel(GM_ADDR counters, GM_ADDR config)
+{
+    auto c = reinterpret_cast<__gm__ Counters *>(counters);
+    auto cfg = reinterpret_cast<__gm__ Counters *>(config);
+    uint32_t total = cfg->total;
+    c->done = total;
+}
+"""
+    code = DeviceCode({"count.asc": text})
+    assert written(code, "count_kernel") == {"counters": YES, "config": NO}
+    assert "c->done = ..." in code.kernel("count_kernel").parameter(0).writes[0].why
+
+
+def test_memory_a_helper_returns_from_its_parameter_is_followed_where_the_call_goes():
+    # a Tensor[] reaches the kernel as one GM_ADDR to a list descriptor: a helper returns the address of item i
+    text = """
+template <typename T>
+__aicore__ inline __gm__ T *ItemAddr(uint32_t i, GM_ADDR list)
+{
+    __gm__ uint64_t *base = reinterpret_cast<__gm__ uint64_t *>(list);
+    uint64_t offset = *base;
+    return reinterpret_cast<__gm__ T *>(*(base + (offset >> 3) + i));
+}
+class Shift {
+public:
+    __aicore__ inline void Init(GM_ADDR caches, GM_ADDR ids) { cachesPtr_ = caches; idsGm_.SetGlobalBuffer((__gm__ int64_t *)ids); }
+    __aicore__ inline void Process(uint32_t layer)
+    {
+        cacheGm_.SetGlobalBuffer(ItemAddr<half>(layer, cachesPtr_));
+        AscendC::DataCopy(cacheGm_[idsGm_.GetValue(0)], local, 16);
+    }
+    GM_ADDR cachesPtr_;
+    AscendC::GlobalTensor<half> cacheGm_;
+    AscendC::GlobalTensor<int64_t> idsGm_;
+    AscendC::LocalTensor<half> local;
+};
+extern "C" __global__ __aicore__ void shift_kernel(GM_ADDR caches, GM_ADDR ids, GM_ADDR probe)
+{
+    Shift op;
+    op.Init(caches, ids);
+    op.Process(0);
+    uint64_t n = *ItemAddr<uint64_t>(0, probe);
+}
+"""
+    code = DeviceCode({"shift.cpp": text})
+    # `__gm__ uint64_t *base = ...` declares a pointer: no store through it; the value read from `probe` is a read
+    assert written(code, "shift_kernel") == {"caches": YES, "ids": NO, "probe": NO}
+    assert "DataCopy(cacheGm_[idsGm_.GetValue(0)], ...)" in code.kernel("shift_kernel").parameter(0).writes[0].why

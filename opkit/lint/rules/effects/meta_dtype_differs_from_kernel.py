@@ -93,16 +93,15 @@ def _metas(project: LintProject) -> Iterator[_Meta]:
     cpp_metas = [(file, impl) for file in project.cpp_files for impl in file.impls if impl.dispatch_key == "Meta"]
     if not cpp_metas:
         return
-    from opkit.effects.cpp import _Kernels  # the C++ host reader, applied to the Meta kernel's body
+    from opkit.effects.cpp import read_kernels
     from opkit.effects.device import schemas_by_op
 
-    reader, schemas = _Kernels(project), schemas_by_op(project)
-    for file, impl in cpp_metas:
-        op = f"{impl.namespace}::{impl.op}" if impl.namespace else impl.op
-        sig = schemas.get(op)
-        if sig is None:
-            continue
-        read = reader.effects(op, sig, impl.kernel, "Meta", file.path, impl.line, impl.column)
+    schemas = schemas_by_op(project)
+    metas = [(f"{impl.namespace}::{impl.op}" if impl.namespace else impl.op, file, impl) for file, impl in cpp_metas]
+    metas = [(op, file, impl) for op, file, impl in metas if op in schemas]
+    kernels = ((op, schemas[op], impl.kernel, "Meta", file.path, impl.line, impl.column) for op, file, impl in metas)
+    for (op, file, impl), read in zip(metas, read_kernels(project, kernels)):
+        sig = schemas[op]
         outputs: list = [None] * len(sig.returns)
         for ret in read.returns:
             a = ret.allocation
