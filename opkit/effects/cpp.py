@@ -654,16 +654,22 @@ class _FlowReader:
         """Which operand positions of an aclnn call are written: from its header, else its OpDef (and the
         OpDef's device kernel, which shows the inputs it writes)."""
         interface = self.k.interface(aclnn)
+        op = self.k.opdef(aclnn.removeprefix("aclnn")) if aclnn.startswith("aclnn") else None
         if interface is not None:
             where = f"{interface.where}" + (", DFX_OUT" if interface.dfx_out else "")
             if not any(p.output for p in interface.parameters):
-                return _Positions(where, problem=f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say")
+                all_const = f"{aclnn}GetWorkspaceSize at {where} declares every tensor const: which are its outputs it does not say"
+                found = self._opdef_positions(op, count) if op is not None else None
+                return found if found is not None and not found.problem else _Positions(where, problem=all_const)
             if len(interface.parameters) != count:
                 return _Positions(where, problem=f"the call passes {count} operands, {aclnn}GetWorkspaceSize at {where} takes {len(interface.parameters)}")
             return _Positions(where, {i: p.name for i, p in enumerate(interface.parameters) if p.output})
-        op = self.k.opdef(aclnn.removeprefix("aclnn")) if aclnn.startswith("aclnn") else None
         if op is None:
             return _Positions("", problem=f"no aclnn header declares {aclnn}GetWorkspaceSize and no OpDef {aclnn.removeprefix('aclnn')} is in the files read")
+        return self._opdef_positions(op, count)
+
+    def _opdef_positions(self, op, count: int) -> "_Positions":
+        """An aclnn call's positions as OpDef ``op`` lays them out: inputs, attributes, outputs."""
         inputs = [t.name for t in op.inputs]
         outputs = [t.name for t in op.outputs if t.name not in inputs]
         in_place = {t.name for t in op.outputs if t.name in inputs}

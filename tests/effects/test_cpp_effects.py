@@ -203,6 +203,23 @@ def test_an_opdef_kernel_in_another_layout_leaves_the_inputs_unknown(tmp_path):
     assert "takes 2 global-memory parameters" in effects_of(root).argument("cache").unknown_because
 
 
+def test_a_header_whose_tensors_are_all_const_gives_way_to_the_opdef(tmp_path):
+    # vllm-ascend's hand-written aclnn definitions take every tensor const and forward to a generated one
+    header = (
+        "aclnnStatus aclnnMyCacheUpdateGetWorkspaceSize(const aclTensor *x, const aclTensor *cache, double scale,\n"
+        "                                               const aclTensor *cacheOut, const aclTensor *y, uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+    )
+    body = "at::Tensor y = at::empty_like(x);\nEXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale, cache, y);\nreturn y;"
+    params = "const at::Tensor &x, const at::Tensor &cache, double scale"
+    meta = "at::Tensor my_op_meta(const at::Tensor &x, const at::Tensor &cache, double scale) { return at::empty_like(x); }"
+    opdef = OPDEF.replace('this->Output("cache")', 'this->Output("cacheOut")')
+    extra = {"aclnn.h": header, "op_host/my_cache_update_def.cpp": opdef}
+    root = project(tmp_path, kernel(body, params, "at::Tensor"), "my_op(Tensor x, Tensor cache, float scale) -> Tensor", params=params, meta=meta, extra=extra)
+    assert written(root) == {"x": "no", "cache": "yes"}
+    assert "OpDef MyCacheUpdate" in effects_of(root).argument("cache").evidence[0].why
+    assert codes(root) == ["K201"]
+
+
 def test_an_aclnn_call_with_neither_header_nor_opdef_is_unknown(tmp_path):
     root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache);"), "my_op(Tensor x, Tensor cache) -> ()", params=PARAMS)
     assert written(root) == {"x": "unknown", "cache": "unknown"}
