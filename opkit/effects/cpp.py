@@ -571,6 +571,7 @@ class _FlowReader:
             self.flow.syncs.append(self.evidence(fact, f"{name}(...) blocks the host until the device finishes"))
             return
         if short == "RunOpApiV2" or short == "RunOpApi" or short == "RunOpApiV3":
+            self.explain(*fact.args)  # the lambda given (or a variable holding it): understood where defined
             return  # queues the lambda given: its body is read with the function's
         passed = [(i, a, self._touched(a)) for i, a in enumerate(fact.args)]
         passed = [(i, a, p) for i, a, p in passed if p is not None]

@@ -43,14 +43,19 @@ class _Builder:
         self.texts: dict[str, str] = project.cpp_texts
         self.tokens: dict = {}  # path → tokens: each file is lexed once however many ops follow it
         self.read_pointer_calls = read_pointer_calls
-        # every function that launches a kernel, by unqualified name
+        # every function of the launch files that launches a kernel, or calls one that does (MAX_HOPS deep),
+        # by unqualified name: LayerNormStrideLaunch -> LayerNormStrideKernelLaunch -> kernel<<<>>>
         self.launchers: dict[str, list] = {}
-        for file in project.launch_files:
-            text = self.texts.get(file.path)
-            if text is None:
-                continue
-            for name, fn in read_pointer_calls(file.path, text, cache=self.tokens).items():
-                self.launchers.setdefault(name, []).append(fn)
+        files = [(f.path, self.texts[f.path]) for f in project.launch_files if f.path in self.texts]
+        for _ in range(MAX_HOPS):
+            known = frozenset(self.launchers)
+            found: dict[str, list] = {}
+            for path, text in files:
+                for name, fn in read_pointer_calls(path, text, known, cache=self.tokens).items():
+                    found.setdefault(name, []).append(fn)
+            self.launchers = found
+            if frozenset(found) == known:
+                break
         self._calls: dict[str, dict] = {}
         self.device = DeviceKernels(self.texts, self.tokens)
         self.schemas = schemas_by_op(project)

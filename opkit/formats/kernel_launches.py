@@ -570,7 +570,35 @@ class _Reader:
             return self._tensor_source(assigned[0].text, at, function, params, via, depth + 1)
         if assigned and any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in assigned):
             return PointerSource("local", -1, name, via)
+        if assigned and self._returns_fresh(assigned, depth):  # auto z = add_meta(x, y);
+            return PointerSource("local", -1, name, via)
         return None
+
+    def _returns_fresh(self, call: list[Token], depth: int) -> bool:
+        """Whether ``call`` (``f(args)``, ``ns::f(args)``) calls the one function ``f`` of this file, every
+        ``return`` of which returns a tensor it allocates: a new tensor, not memory of an argument."""
+        k = 0
+        while k + 1 < len(call) and call[k].kind == "ident" and call[k + 1].text == "::":
+            k += 2
+        if not (k + 1 < len(call) and call[k].kind == "ident" and call[k + 1].text == "(" and call[-1].text == ")"):
+            return False
+        defined = [b for b in self.bodies if b.kind == "function" and b.name == call[k].text]
+        if len(defined) != 1:
+            return False
+        fn = defined[0]
+        params = self._parameter_names(fn)
+        returns = [j for j in range(fn.open + 1, fn.close) if self.t[j].text == "return" and self._innermost(j, ("function", "lambda")) is fn]
+        for j in returns:
+            end = j + 1
+            while end < fn.close and self._text(end) != ";":
+                end = self.match.get(end, end) + 1 if self._text(end) in "([{" else end + 1
+            value = self.t[j + 1 : end]
+            if len(value) != 1 or value[0].kind != "ident":
+                return False
+            found = self._tensor_source(value[0].text, j, fn, params, "", depth + 1)
+            if found is None or found.kind != "local":
+                return False
+        return bool(returns)
 
     def _value_names(self, expr: list[Token]) -> list[str]:
         """The variables an expression reads, casts left out: ``(GM_ADDR)x``, ``static_cast<uint8_t *>(p)``."""

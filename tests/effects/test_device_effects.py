@@ -113,6 +113,42 @@ TORCH_LIBRARY_IMPL(demo, PrivateUse1, m) { m.impl("fill_cache", TORCH_FN(demo::f
     assert effects.unknowns == ()
 
 
+def test_a_launch_two_launchers_deep_from_a_lambda_variable_and_an_output_a_helper_allocates(tmp_path):
+    """ops-nn's extension shape: the op allocates its output through a helper of the file (its Meta), keeps the
+    launch in a lambda variable given to RunOpApi, and reaches the launch through two launcher functions."""
+    host = KERNEL + """
+namespace demo {
+at::Tensor fill_meta(const at::Tensor &x)
+{
+    auto out = at::empty_like(x);
+    return out;
+}
+void fill_kernel_launch(void *stream, uint8_t *src, uint8_t *dst, uint32_t n) { fill_kernel<<<8, nullptr, stream>>>(src, dst, n); }
+int fill_launch(void *stream, uint8_t *src, uint8_t *dst, uint32_t n)
+{
+    fill_kernel_launch(stream, src, dst, n);
+    return 0;
+}
+at::Tensor fill_copy(const at::Tensor &x)
+{
+    auto out = fill_meta(x);
+    auto stream = c10_npu::getCurrentNPUStream().stream(false);
+    auto call = [=]() -> int { return fill_launch(stream, (uint8_t *)x.data_ptr(), (uint8_t *)out.data_ptr(), 16); };
+    at_npu::native::OpCommand::RunOpApi("fill_copy", call);
+    return out;
+}
+}
+TORCH_LIBRARY(demo, m) { m.def("fill_copy(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(demo, PrivateUse1, m) { m.impl("fill_copy", TORCH_FN(demo::fill_copy)); }
+"""
+    (tmp_path / "fill.asc").write_text(host)
+    from opkit.effects.build import compute
+
+    effects = compute(load_project([str(tmp_path)]))["demo::fill_copy"]
+    # what the kernel writes is the helper's fresh tensor: x is read, and nothing is left unknown
+    assert effects.argument("x").written is Knowledge.NO and effects.unknowns == ()
+
+
 def test_a_kernel_whose_device_code_is_not_read_leaves_its_arguments_unknown(tmp_path):
     host = HOST.replace("SCHEMA", "fill_cache(Tensor x, Tensor cache) -> ()")
     found = effects_of(tmp_path, {"host.cpp": host})  # no device kernel among the files
