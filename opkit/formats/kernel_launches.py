@@ -148,16 +148,20 @@ def has_launches(text: str) -> bool:
     return "<<<" in text
 
 
-def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
+def read_kernel_launches(path: str, text: str, *, cache: dict | None = None) -> KernelLaunchFile:
+    """``cache``: path → tokens, shared with the readers that follow the file again (``read_pointer_calls``)."""
     # only when a launcher is read: a yaml-only lint never loads the C++ lexer
     from opkit.formats.cpp_text import CppTextError
     from opkit.formats.cpp_tokens import tokenize
 
     try:
-        tokens = [t for t in tokenize(text) if t.kind != "directive"]
+        tokens = cache.get(path) if cache is not None else None
+        tokens = tokenize(text) if tokens is None else tokens
     except CppTextError as exc:
         return KernelLaunchFile(path, error=exc)
-    return _Reader(path, tokens).read()
+    if cache is not None:
+        cache[path] = tokens
+    return _Reader(path, [t for t in tokens if t.kind != "directive"]).read()
 
 
 def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset(), *, cache: dict | None = None) -> dict[str, HostFunction]:
@@ -172,10 +176,10 @@ def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset
     return _Reader(path, [t for t in tokens if t.kind != "directive"]).pointer_calls(callees)
 
 
-def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> KernelLaunchFile:
+def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True, cache: dict | None = None) -> KernelLaunchFile:
     """`opkit lint`'s loader: the launches of a host C++ file (``.asc``, or a ``.cpp`` with ``<<<``), with its
     ``// noqa`` comments; text the tokenizer cannot read is InputError E002 at its place."""
-    read = read_kernel_launches(path, text)
+    read = read_kernel_launches(path, text, cache=cache)
     if read.error is not None:
         raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
     return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
