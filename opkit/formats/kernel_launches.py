@@ -14,6 +14,7 @@ traced through its last assignment before the launch (one variable deep).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -200,6 +201,7 @@ class _Reader:
         self.t = tokens
         self.match = self._matching()
         self.bodies = self._bodies()
+        self._positions: dict[str, list[int]] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def _matching(self) -> dict[int, int]:
@@ -221,6 +223,16 @@ class _Reader:
 
     def _text(self, i: int) -> str:
         return self.t[i].text if 0 <= i < len(self.t) else ""
+
+    def _named(self, name: str, before: int, low: int) -> list[int]:
+        """The indexes of the tokens written ``name`` in (``low``, ``before``), last first: the backward scans
+        look at these alone (an index of every token text, built on the first scan)."""
+        if self._positions is None:
+            self._positions = {}
+            for i, tok in enumerate(self.t):
+                self._positions.setdefault(tok.text, []).append(i)
+        found = self._positions.get(name, [])
+        return found[bisect.bisect_right(found, low) : bisect.bisect_left(found, before)][::-1]
 
     def _bodies(self) -> list[_Body]:
         bodies: list[_Body] = []
@@ -342,7 +354,7 @@ class _Reader:
     def _assignment(self, name: str, before: int, scope: _Body | None) -> list[Token] | None:
         """The expression last assigned to variable ``name`` before token ``before`` in ``scope``."""
         low = scope.open if scope is not None else -1
-        for j in range(before - 1, low, -1):
+        for j in self._named(name, before, low):
             tok = self.t[j]
             if tok.kind == "ident" and tok.text == name and self._text(j + 1) in ("=", "{", "(") and self._is_declaration_or_assignment(j):
                 opener = self._text(j + 1)
@@ -392,7 +404,7 @@ class _Reader:
 
     def _declared_as_npu_stream(self, name: str, before: int, scope: _Body | None) -> bool:
         low = scope.open if scope is not None else -1
-        for j in range(before - 1, low, -1):
+        for j in self._named(name, before, low):
             if self.t[j].text == name and self._text(j - 1) in ("NPUStream", "&") and "NPUStream" in (self._text(j - 1), self._text(j - 2), self._text(j - 3)):
                 return True
         return False
