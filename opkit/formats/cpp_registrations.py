@@ -465,7 +465,8 @@ def registers_anything(text: str, macros: Macros, *, blocks: dict | None = None)
     """Whether the text can register an op: it names a torch block macro or a wrapper of one.
     ``blocks``: ``block_macros(macros)`` when the caller asks for many files."""
     names = blocks if blocks is not None else block_macros(macros)
-    return "TORCH_LIBRARY" in text or any(name in text for name in names)
+    # a name holding TORCH_LIBRARY is in the text only where TORCH_LIBRARY is: one scan of the text for all of them
+    return "TORCH_LIBRARY" in text or any(name in text for name in names if "TORCH_LIBRARY" not in name)
 
 
 # ------------------------------------------------------------------------------------------------
