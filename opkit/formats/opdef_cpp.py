@@ -153,6 +153,7 @@ _CLASS = re.compile(r"class(?<!\wclass)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*
 _CONFIG_DECLARATION = re.compile(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _ENUMERATOR = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*")  # ge::DT_FLOAT, DataType::DT_FLOAT, DT_FLOAT
+_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"']")  # a list without them splits at every comma, as CppText.items splits it
 _COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)")
 _LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
 _CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
@@ -391,7 +392,11 @@ class _OpDefReader:
         cpp, code = self.cpp, self.cpp.code
         start, end = cpp.trimmed(call.at, call.end)
         if start < end and code[start] == "{" and cpp.closing(start) == end - 1:  # the common case: a braced list
-            items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
+            inner = code[start + 1 : end - 1]
+            if _BRACKET_OR_QUOTE.search(inner) is None:  # flat (most of ~11,000 lists in ops-nn): cut at its commas
+                items = [item for item in (piece.strip() for piece in inner.split(",")) if item]
+            else:
+                items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
             if all(_ENUMERATOR.fullmatch(item) and not _WORD.fullmatch(item) for item in items):
                 return items
         text = call.args
