@@ -41,7 +41,8 @@ class _Builder:
 
         self.project = project
         self.texts: dict[str, str] = project.cpp_texts
-        self.tokens: dict = {}  # path → tokens: each file is lexed once however many ops follow it
+        # path → tokens: each file is lexed once however many ops follow it (the launch files already by the lint's loader)
+        self.tokens: dict = getattr(project, "cpp_tokens", {})
         self.read_pointer_calls = read_pointer_calls
         # every function of the launch files that launches a kernel, or calls one that does (MAX_HOPS deep),
         # by unqualified name: LayerNormStrideLaunch -> LayerNormStrideKernelLaunch -> kernel<<<>>>

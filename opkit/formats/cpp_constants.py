@@ -41,13 +41,15 @@ _NUMERIC_LIMITS = {
 _INTEGER_TYPES = frozenset("int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t size_t int long unsigned short char bool".split())
 _FLOAT_TYPES = frozenset({"float", "double"})
 
+# Each declaration pattern opens with a literal word, its \b written as a lookbehind after it: a pattern that
+# opens with a literal is searched for by that literal (fast), one opening with \b is tried at every offset.
 _SCALAR_DECL = re.compile(
     # at most 8 more qualifiers: a run of `const` costs each start a bounded look, not the rest of the run
-    r"\b(?:constexpr|const)\s+(?:(?:static|inline|constexpr|const|unsigned|signed|long)\s+){0,8}(?:std::)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(=|\{)"
+    r"const(?<!\wconst)(?:expr)?\s+(?:(?:static|inline|constexpr|const|unsigned|signed|long)\s+){0,8}(?:std::)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(=|\{)"
 )
-_LIST_DECL = re.compile(r"\b(?:std::)?(?:vector|initializer_list)\s*<\s*(?:ge::)?(DataType|Format)\s*>\s+([A-Za-z_]\w*)\s*(=)?\s*")
+_LIST_DECL = re.compile(r"(?:vector(?<!\wvector)|initializer_list(?<!\winitializer_list))\s*<\s*(?:ge::)?(DataType|Format)\s*>\s+([A-Za-z_]\w*)\s*(=)?\s*")
 # auto NAME = std::vector<ge::Format>(n, ge::FORMAT_ND);  (group 1: the name, 2: the element type)
-_AUTO_LIST_DECL = re.compile(r"\bauto\s+([A-Za-z_]\w*)\s*=\s*(?:std::)?vector\s*<\s*(?:ge::)?(DataType|Format)\s*>\s*(?=[({])")
+_AUTO_LIST_DECL = re.compile(r"auto(?<!\wauto)\s+([A-Za-z_]\w*)\s*=\s*(?:std::)?vector\s*<\s*(?:ge::)?(DataType|Format)\s*>\s*(?=[({])")
 # An object-like macro, its body continued over lines by backslashes.
 # Possessive: the blanks after the name and the body never trade characters, so `#define X`, blanks and a
 # trailing backslash fail in one pass instead of trying every split (quadratic).
@@ -90,7 +92,7 @@ class CppConstants:
                 start, end = m.end(), self._statement_end(m.end())
             if end is not None:
                 self._add(m[2], _Declaration(m.start(2), "scalar", m[1], start, end))
-        for m in _DEFINE.finditer(code):
+        for m in _DEFINE.finditer(code) if "define" in code else ():  # a '^'-led MULTILINE pattern tries every line
             body = cpp.trimmed(m.start(2), m.end(2))
             if body[0] < body[1] and code[body[0]] == "{" and self._closing_or_none(body[0]) == body[1] - 1:
                 self._add(m[1], _Declaration(m.start(1), "list", "", body[0] + 1, body[1] - 1, "braced"))

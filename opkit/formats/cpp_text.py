@@ -83,6 +83,11 @@ class CppText:
         index = bisect.bisect_right(self._line_starts, offset) - 1
         return index + 1, offset - self._line_starts[index] + 1
 
+    @property
+    def line_starts(self) -> list[int]:
+        """The offset where each line starts (line ``k`` at index ``k - 1``)."""
+        return self._line_starts
+
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
 

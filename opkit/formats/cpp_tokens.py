@@ -21,6 +21,7 @@ _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|[0-9A-Za-z_.']|)*")
 _PUNCT = re.compile(r"::|->\*?|\.\.\.|<<=|>>=|\+\+|--|&&|\|\||[-+*/%&|^!=<>]=|##|<<|[\[\](){}<>;:,.?~!+\-*/%&|^=#]")
 _BLANK = re.compile(r"[ \t\r\f\v\n]+|\\\n")
+_NEXT = re.compile(f"(?P<blank>{_BLANK.pattern})|(?P<ident>{_IDENT.pattern})|(?P<number>{_NUMBER.pattern})|(?P<punct>{_PUNCT.pattern})")
 
 
 
@@ -65,35 +66,43 @@ def split_code(code: str) -> list[str]:
 
 def _tokens(lexed: CppText, *, directives: bool) -> Iterator[Token]:
     text, code = lexed.text, lexed.code
+    # One pattern for the blanks and the three token kinds (tried in that order, as alternatives are), and
+    # the line followed forwards from token to token: a million tokens of a tree cost one match each.
+    match, literal_end = _NEXT.match, lexed.literal_end
+    line_starts = lexed.line_starts
+    lines = len(line_starts)
+    line, next_line = 1, line_starts[1] if lines > 1 else len(code) + 1
     i, n = 0, len(code)
     line_start = directives  # only blanks since the last newline: a '#' here opens a directive
     while i < n:
-        blank = _BLANK.match(code, i)
-        if blank:
-            line_start = line_start or (directives and "\n" in blank.group())
-            i = blank.end()
+        m = match(code, i)
+        kind = m.lastgroup if m is not None else None
+        if kind == "blank":
+            line_start = line_start or (directives and "\n" in m.group())
+            i = m.end()
             continue
-        line, column = lexed.position(i)
+        while next_line <= i:
+            line += 1
+            next_line = line_starts[line] if line < lines else n + 1
+        column = i - line_starts[line - 1] + 1
         if code[i] == "#" and line_start:
             end = logical_line_end(code, i)
             yield Token("directive", " ".join(code[i:end].replace("\\\n", " ").split()), i, line, column)
             i = end
             continue
         line_start = False
-        literal_end = lexed.literal_end(i)
-        if literal_end is not None:
-            written = text[i:literal_end]
+        end = literal_end(i)
+        if end is not None:
+            written = text[i:end]
             if written.endswith("'"):
                 yield Token("char", written, i, line, column)
             else:
                 value, runs = literal_runs(written, line, column)
                 yield Token("string", written, i, line, column, value, runs)
-            i = literal_end
+            i = end
             continue
-        m = _IDENT.match(code, i) or _NUMBER.match(code, i) or _PUNCT.match(code, i)
-        kind = "ident" if m and m.re is _IDENT else "number" if m and m.re is _NUMBER else "punct"
-        end = m.end() if m else i + 1
-        yield Token(kind, code[i:end], i, line, column)
+        end = m.end() if m is not None else i + 1
+        yield Token(kind or "punct", code[i:end], i, line, column)
         i = end
 
 

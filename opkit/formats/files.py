@@ -60,7 +60,7 @@ class InputError(Exception):
 def read_bytes(path: str) -> bytes:
     """The file's bytes, or InputError E001 saying why not: missing, not a regular file, too large, binary.
 
-    A FIFO, socket or device is refused without opening it for a blocking read: a FIFO with no
+    A FIFO, socket or device is refused without reading it (opened non-blocking): a FIFO with no
     writer would wait forever.
     """
     try:
@@ -69,17 +69,28 @@ def read_bytes(path: str) -> bytes:
         raise InputError("E001", "is a directory") from None
     except OSError as exc:
         raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
-    info = os.fstat(fd)  # before fdopen, which refuses a directory with an exception of its own
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise InputError("E001", "is a directory" if stat.S_ISDIR(info.st_mode) else f"is not a regular file (a {file_kind(info.st_mode)})")
-    with os.fdopen(fd, "rb") as f:
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("E001", "is a directory" if stat.S_ISDIR(info.st_mode) else f"is not a regular file (a {file_kind(info.st_mode)})")
         if info.st_size > MAX_FILE_BYTES:
             raise InputError("E001", f"file is {info.st_size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
-        try:
-            data = f.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+        # os.read on the descriptor, no buffered file object: a walk reads ~16,000 files. The first read asks
+        # for the whole file and one byte more (so one call reads it); the rest is what it grew by meanwhile.
+        chunks, total, wanted = [], 0, info.st_size + 1
+        while total <= MAX_FILE_BYTES:
+            try:
+                chunk = os.read(fd, min(wanted, MAX_FILE_BYTES + 1 - total))
+            except OSError as exc:
+                raise InputError("E001", f"cannot read: {exc.strerror or exc}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            wanted = 1 << 16
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_FILE_BYTES:  # grew while being read
         raise InputError("E001", f"file is over the {MAX_FILE_BYTES // (1024 * 1024)} MiB opkit reads")
     if b"\0" in data:

@@ -14,6 +14,7 @@ traced through its last assignment before the launch (one variable deep).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -148,16 +149,20 @@ def has_launches(text: str) -> bool:
     return "<<<" in text
 
 
-def read_kernel_launches(path: str, text: str) -> KernelLaunchFile:
+def read_kernel_launches(path: str, text: str, *, cache: dict | None = None) -> KernelLaunchFile:
+    """``cache``: path → tokens, shared with the readers that follow the file again (``read_pointer_calls``)."""
     # only when a launcher is read: a yaml-only lint never loads the C++ lexer
     from opkit.formats.cpp_text import CppTextError
     from opkit.formats.cpp_tokens import tokenize
 
     try:
-        tokens = [t for t in tokenize(text) if t.kind != "directive"]
+        tokens = cache.get(path) if cache is not None else None
+        tokens = tokenize(text) if tokens is None else tokens
     except CppTextError as exc:
         return KernelLaunchFile(path, error=exc)
-    return _Reader(path, tokens).read()
+    if cache is not None:
+        cache[path] = tokens
+    return _Reader(path, [t for t in tokens if t.kind != "directive"]).read()
 
 
 def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset(), *, cache: dict | None = None) -> dict[str, HostFunction]:
@@ -172,10 +177,10 @@ def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset
     return _Reader(path, [t for t in tokens if t.kind != "directive"]).pointer_calls(callees)
 
 
-def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> KernelLaunchFile:
+def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True, cache: dict | None = None) -> KernelLaunchFile:
     """`opkit lint`'s loader: the launches of a host C++ file (``.asc``, or a ``.cpp`` with ``<<<``), with its
     ``// noqa`` comments; text the tokenizer cannot read is InputError E002 at its place."""
-    read = read_kernel_launches(path, text)
+    read = read_kernel_launches(path, text, cache=cache)
     if read.error is not None:
         raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
     return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
@@ -196,6 +201,7 @@ class _Reader:
         self.t = tokens
         self.match = self._matching()
         self.bodies = self._bodies()
+        self._positions: dict[str, list[int]] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def _matching(self) -> dict[int, int]:
@@ -217,6 +223,16 @@ class _Reader:
 
     def _text(self, i: int) -> str:
         return self.t[i].text if 0 <= i < len(self.t) else ""
+
+    def _named(self, name: str, before: int, low: int) -> list[int]:
+        """The indexes of the tokens written ``name`` in (``low``, ``before``), last first: the backward scans
+        look at these alone (an index of every token text, built on the first scan)."""
+        if self._positions is None:
+            self._positions = {}
+            for i, tok in enumerate(self.t):
+                self._positions.setdefault(tok.text, []).append(i)
+        found = self._positions.get(name, [])
+        return found[bisect.bisect_right(found, low) : bisect.bisect_left(found, before)][::-1]
 
     def _bodies(self) -> list[_Body]:
         bodies: list[_Body] = []
@@ -338,7 +354,7 @@ class _Reader:
     def _assignment(self, name: str, before: int, scope: _Body | None) -> list[Token] | None:
         """The expression last assigned to variable ``name`` before token ``before`` in ``scope``."""
         low = scope.open if scope is not None else -1
-        for j in range(before - 1, low, -1):
+        for j in self._named(name, before, low):
             tok = self.t[j]
             if tok.kind == "ident" and tok.text == name and self._text(j + 1) in ("=", "{", "(") and self._is_declaration_or_assignment(j):
                 opener = self._text(j + 1)
@@ -388,7 +404,7 @@ class _Reader:
 
     def _declared_as_npu_stream(self, name: str, before: int, scope: _Body | None) -> bool:
         low = scope.open if scope is not None else -1
-        for j in range(before - 1, low, -1):
+        for j in self._named(name, before, low):
             if self.t[j].text == name and self._text(j - 1) in ("NPUStream", "&") and "NPUStream" in (self._text(j - 1), self._text(j - 2), self._text(j - 3)):
                 return True
         return False

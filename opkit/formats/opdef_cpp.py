@@ -148,10 +148,12 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-_CLASS = re.compile(r"\bclass\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
+# \b as a lookbehind after the literal: searched for by the literal, not tried at every offset
+_CLASS = re.compile(r"class(?<!\wclass)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:final\s*)?:\s*public\s+(?:ops::)?OpDef\b")
 _CONFIG_DECLARATION = re.compile(r"(?:ops::)?OpAICoreConfig\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(.*\)|\{.*\}|=.*)?", re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _ENUMERATOR = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*")  # ge::DT_FLOAT, DataType::DT_FLOAT, DT_FLOAT
+_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}\"']")  # a list without them splits at every comma, as CppText.items splits it
 _COPIED_LIST = re.compile(r"(?:std::)?vector\s*<[^>]*>\s*\(\s*(\w+)\s*\.\s*begin\(\)\s*,\s*\1\s*\.\s*end\(\)\s*\)")
 _LIST_TYPE = re.compile(r"^(?:std::)?vector\s*<[^>]*>\s*")
 _CONSTANT_OR_LIST = re.compile(r"(?:(?:static|const|constexpr|inline)\s+)*(?:std::)?(?:vector|initializer_list)\b|(?:static\s+)?(?:constexpr|const)\b")
@@ -214,7 +216,7 @@ class _OpDefSource:
         if open_brace < 0:
             raise AdoptError(f"OpDef {op_type} has no class body", path=path, line=class_line)
         class_end = cpp.closing(open_brace)
-        ctor = re.compile(rf"\b{op_type}\s*\([^)]*\)\s*:\s*OpDef\s*\([^)]*\)\s*\{{").search(code, open_brace + 1, class_end)
+        ctor = _constructor(code, op_type, open_brace + 1, class_end)
         if ctor is None:
             raise AdoptError(f"OpDef {op_type} has no constructor `{op_type}(const char* name) : OpDef(name) {{...}}`", path=path, line=class_line)
         body_start = ctor.end() - 1
@@ -230,6 +232,23 @@ class _OpDefSource:
             soc_configs=reader.per_soc(), helpers=tuple(reader.helpers),
             schema=schema, schema_line=schema_line, line=class_line,
         )  # fmt: skip
+
+
+_CONSTRUCTOR_REST = re.compile(r"\s*\([^)]*\)\s*:\s*OpDef\s*\([^)]*\)\s*\{")
+
+
+def _constructor(code: str, op_type: str, start: int, end: int) -> re.Match | None:
+    """The first ``op_type(...) : OpDef(...) {`` in ``code[start:end]`` (``op_type`` a whole word), as the
+    match of what follows the name: one pattern for every class, not one compiled per class."""
+    at = code.find(op_type, start, end)
+    while at >= 0:
+        before = code[at - 1] if at > 0 else " "
+        if not (before.isalnum() or before == "_"):  # \b: op_type starts with a word character
+            rest = _CONSTRUCTOR_REST.match(code, at + len(op_type), end)
+            if rest is not None:
+                return rest
+        at = code.find(op_type, at + 1, end)
+    return None
 
 
 def _schema_comment(text: str) -> tuple[str, int]:
@@ -373,7 +392,11 @@ class _OpDefReader:
         cpp, code = self.cpp, self.cpp.code
         start, end = cpp.trimmed(call.at, call.end)
         if start < end and code[start] == "{" and cpp.closing(start) == end - 1:  # the common case: a braced list
-            items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
+            inner = code[start + 1 : end - 1]
+            if _BRACKET_OR_QUOTE.search(inner) is None:  # flat (most of ~11,000 lists in ops-nn): cut at its commas
+                items = [item for item in (piece.strip() for piece in inner.split(",")) if item]
+            else:
+                items = [code[a:b] for a, b in cpp.items(start + 1, end - 1)]
             if all(_ENUMERATOR.fullmatch(item) and not _WORD.fullmatch(item) for item in items):
                 return items
         text = call.args

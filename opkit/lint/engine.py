@@ -144,6 +144,8 @@ def _load_one(project: LintProject, target: list, item, kind: str, text: str, ma
             source = load_cpp_registrations(item.path, text, macros)
         elif kind == "python":
             source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules)
+        elif kind == "launch":
+            source = _loader(kind)(item.path, text, explicit=item.explicit, cache=project.cpp_tokens)
         else:
             source = _loader(kind)(item.path, text, explicit=item.explicit)
     except InputError as exc:

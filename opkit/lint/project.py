@@ -23,6 +23,8 @@ class LintProject:
     # every C++ file of the group by path, its text: where kernel bodies, helpers and aclnn headers are read
     cpp_texts: dict = field(default_factory=dict)
     launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
+    # path → the file's C++ tokens (``cpp_tokens.cached_tokens``): the launch reader's, followed again by the effects
+    cpp_tokens: dict = field(default_factory=dict)
     schema_sites: list[SchemaSite] = field(default_factory=list)
     input_findings: list[Finding] = field(default_factory=list)
     root: str = ""  # the project directory (one holding opkit.json or CMakePresets.json); "" for the command line's group

@@ -81,6 +81,14 @@ def test_a_macro_body_is_cut_by_the_one_cpp_lexer():
     assert body == ("std", "::", "string", "s", "=", 'R"({"a": 1, "b": )"', "+", "#", "x", "+", 'u8"c"', ";")
     assert [t.text for t in tokenize('std::string s = R"({"a": 1, "b": )" + x + u8"c" ;')] == [t for t in body if t != "#"]
 
+
+def test_a_define_is_a_directive_only_first_on_its_line_and_not_inside_another():
+    text = "#define A 1\n  #define B(x) x \\\n  #define C 3\nfoo #define D 4\n\t# define E \\\r\n5\n\r#define G 7\n#defineH 8\n#define I\\\n\\\n9\n"
+    macros = macro_definitions("m.h", text)
+    assert [(m.name, m.line) for m in macros.values()] == [("A", 1), ("B", 2), ("E", 5), ("I", 9)]
+    assert macros["B"].body == ("x", "#", "define", "C", "3")  # the continued line is B's body, not a define of its own
+
+
 def test_if_arms_are_maybe_and_exclusive_not_doubled():
     got = read_cpp_registrations("binding.cpp", WRAPPED, macro_definitions("utils.h", UTILS_H))
     first, second, third = got.defs

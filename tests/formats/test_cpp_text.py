@@ -100,3 +100,18 @@ def test_a_compound_statement_ends_its_statement():
     assert [cpp.code[s:e] for s, e in cpp.statements(0, len(text))] == [
         "for (auto t : {1, 2}) { v.push_back(t); }", "x = {1, 2}", "if (a) { b(); }", "else { c(); }", "auto f = [this]() -> void { g(); }", "h()",
     ]  # fmt: skip
+
+
+def test_tokens_carry_their_kind_line_and_column_across_blank_lines_directives_and_literals():
+    from opkit.formats.cpp_tokens import tokenize
+
+    text = '#include "a.h"\n\n  x = 0x1F; /* c\n */ y->z(u8"s\\n", \'c\');\n  #define M(a) \\\n  a\n.5e+3 ## w\n'
+    got = [(t.kind, t.text, t.line, t.column) for t in tokenize(text)]
+    assert got == [
+        ("directive", '#include "a.h"', 1, 1),
+        ("ident", "x", 3, 3), ("punct", "=", 3, 5), ("number", "0x1F", 3, 7), ("punct", ";", 3, 11),
+        ("ident", "y", 4, 5), ("punct", "->", 4, 6), ("ident", "z", 4, 8), ("punct", "(", 4, 9),
+        ("string", 'u8"s\\n"', 4, 10), ("punct", ",", 4, 17), ("char", "'c'", 4, 19), ("punct", ")", 4, 22), ("punct", ";", 4, 23),
+        ("directive", "#define M(a) a", 5, 3),
+        ("number", ".5e+3", 7, 1), ("punct", "##", 7, 7), ("ident", "w", 7, 10),
+    ]  # fmt: skip

@@ -12,6 +12,9 @@ from opkit.jsonio import JsonError, loads
 def error(text: str) -> tuple[str, int, int]:
     with pytest.raises(JsonError) as info:
         loads(text)
+    with pytest.raises(JsonError) as without_duplicates:
+        loads(text, find_duplicates=False)
+    assert (without_duplicates.value.message, without_duplicates.value.line, without_duplicates.value.column) == (info.value.message, info.value.line, info.value.column)
     return info.value.message, info.value.line, info.value.column
 
 
@@ -19,6 +22,8 @@ def test_plain_json_and_repeated_keys():
     assert loads('{"a": 1, "b": [1.5, true, null]}') == ({"a": 1, "b": [1.5, True, None]}, ())
     value, duplicates = loads('{"a": 1, "b": {"c": 1, "c": 2}, "a": 3}')
     assert value == {"a": 3, "b": {"c": 2}} and duplicates == ("c", "a")  # the last wins, each repeat named
+    value, duplicates = loads('{"a": 1, "b": {"c": 1, "c": 2}, "a": 3}', find_duplicates=False)
+    assert list(value) == ["a", "b"] and value == {"a": 3, "b": {"c": 2}} and duplicates == ()  # the same value, unchecked
 
 
 @pytest.mark.parametrize(

@@ -254,6 +254,25 @@ def test_each_project_directory_pairs_its_own_files(tmp_path):
     assert [f.code for f in paired.findings] == ["M005"]
 
 
+def test_a_project_named_with_a_trailing_slash_pairs_the_files_of_its_subdirectories(tmp_path):
+    """The walk hands each directory its project: ``proj/`` and ``proj`` pair the same files."""
+    root = tmp_path / "proj"
+    (root / "meta").mkdir(parents=True)
+    (root / "opkit.json").write_text("{}")
+    (root / "ops.yaml").write_text("custom:\n  - func: my_op(Tensor x, int k=1) -> Tensor\n    op_api: all_version\n")
+    (root / "meta" / "meta.py").write_text('from torch.library import Library, impl\nm = Library("npu", "IMPL", "Meta")\n\n@impl(m, "my_op")\ndef my_op_meta(x, k=2):\n    return x.new_empty([k])\n')
+    for named in (str(root), str(root) + "/"):
+        assert [f.code for f in lint([named], use_cache=False).findings] == ["M005"], named
+
+
+def test_a_file_reached_through_a_symlink_is_linted_once(tmp_path):
+    (tmp_path / "ops.yaml").write_text("custom:\n  - func: my_op(Tensor x) -> Tensor\n    op_api: all_version\n")
+    (tmp_path / "also.yaml").symlink_to(tmp_path / "ops.yaml")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "again.yaml").symlink_to(tmp_path / "ops.yaml")
+    assert lint([str(tmp_path)], use_cache=False).files == 1
+
+
 def test_unknown_codes_are_a_usage_error(tmp_path, run_opkit, monkeypatch):
     for option in ("--select", "--ignore"):
         code, out = run_opkit("lint", "--schema", "f(Tensor x) -> Tensor", option, "S1,ZZZ")

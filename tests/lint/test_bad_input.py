@@ -193,3 +193,12 @@ def test_a_walked_op_test_case_json_is_not_an_msopgen_prototype(tmp_path, run_op
     (tmp_path / "tests" / "polar_cases.json").write_text(json.dumps([{"op": "Polar", "input_desc": [{"name": "x"}], "output_desc": [{"name": "out"}]}]))
     exit_code, findings = _json(run_opkit, tmp_path)
     assert exit_code == 1 and "J005" in {f["code"] for f in findings}
+
+
+def test_a_walked_prototype_with_a_repeated_key_is_e003_as_a_named_one_is(tmp_path):
+    """A walk tells prototypes apart before looking for repeated keys; a prototype's are still reported."""
+    (tmp_path / "op.json").write_text('[{"op": "MyOp",\n  "op": "Other", "input_desc": [], "output_desc": []}]')
+    (tmp_path / "config.json").write_text('{"a": 1, "a": 2}')
+    for named in (tmp_path, tmp_path / "op.json"):
+        errors = [(f.code, f.line, f.message) for f in lint([str(named)], use_cache=False).findings if f.code == "E003"]
+        assert errors == [("E003", 2, "duplicate key 'op' (first at line 1); json.load keeps only the last")], named
