@@ -135,16 +135,17 @@ class _Builder:
                     yield launch, where, mapped
 
     # -- device side -----------------------------------------------------------------------------
-    def _kernel(self, name: str, launching_path: str):
-        from opkit.formats.device_kernels import DeviceCode, has_device_kernels
+    def _kernel(self, name: str, launching_path: str, values: dict[int, int]):
+        """The device kernel ``name`` as the launch runs it (``values``: the integer arguments it is given)."""
+        from opkit.formats.device_kernels import has_device_kernels
 
         paths = self._with_includes(launching_path)
-        kernel = self._code(paths).kernel(name)
+        kernel = self._code(paths).kernel(name, values)
         if kernel is not None:
             return kernel
         pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
         owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and pattern.search(text)]
-        found = [k for k in (self._code(self._with_includes(p)).kernel(name) for p in owners) if k is not None]
+        found = [k for k in (self._code(self._with_includes(p)).kernel(name, values) for p in owners) if k is not None]
         return found[0] if len(found) == 1 else None
 
     def _code(self, paths: tuple[str, ...]):
@@ -185,7 +186,7 @@ class _Builder:
         untraced: list[str] = []  # memory a kernel may write, passed from an expression not traced to an argument
         sites = []
         for call, where, sources in launches:
-            kernel = self._kernel(call.callee, where.path)
+            kernel = self._kernel(call.callee, where.path, {i: v for i, v in enumerate(call.values) if v is not None})
             if kernel is None:
                 unknowns.append(f"{_form(call)} (line {call.line}): its __global__ kernel is not in the files read")
                 for source in sources:

@@ -106,9 +106,11 @@ class DeviceCode:
         self.files: list[_File] = []
         self.functions: dict[str, list[_Function]] = {}
         self.class_members: dict[str, set[str]] = {}
+        self.class_bases: dict[str, set[str]] = {}  # class → the classes it derives from (by name)
         self.errors: dict[str, str] = {}  # path → why it was not read
         self.macros: dict[str, frozenset[str]] = {}  # #define NAME → the words of its parameters and body
         self._macro_words: dict[int, dict[str, str]] = {}
+        class_names: dict[str, str] = {}  # an object-like #define → the first name of its body
         for path, text in texts.items():
             every = cached_tokens(path, text, cache)
             if every is None:
@@ -119,10 +121,22 @@ class DeviceCode:
                 m = _ANY_DEFINE.match(tok.text) if tok.kind == "directive" else None
                 if m:
                     self.macros[m.group(1)] = frozenset(re.findall(r"[A-Za-z_]\w*", m.group(2)))
+                    named = re.match(r"\s+([A-Za-z_]\w*)", m.group(2))
+                    if named and not m.group(2).startswith("("):
+                        class_names[m.group(1)] = named.group(1)
             self._index(_File(path, _Reader(path, tokens)))
             for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
                 self._index(_File(path, _Reader(path, expansion)))
+        # methods defined outside their class through a macro naming it (`#define KERNEL_CLASS Kernel<T, N>`,
+        # `KERNEL_CLASS::Process()`): the class the macro names
+        for fns in self.functions.values():
+            for fn in fns:
+                if fn.klass in class_names and fn.klass not in self.class_members:
+                    fn.klass = class_names[fn.klass]
         self._memo: dict[tuple[int, int], tuple[str, tuple[Write, ...], str]] = {}
+        self.texts = texts
+        self._constants: dict[str, object] = {}
+        self._dead: frozenset[int] = frozenset()  # functions the launch being read never calls (kernel(values=))
         self._member_memo: dict[tuple[str, str], tuple[str, tuple[Write, ...], str]] = {}
 
     # -- structure -------------------------------------------------------------------------------
@@ -162,6 +176,7 @@ class DeviceCode:
             self.functions.setdefault(fn.name, []).append(fn)
         for name, start, end in classes:
             members = self.class_members.setdefault(name, set())
+            self.class_bases.setdefault(name, set()).update(self._bases(r, start))
             depth_bodies = [b for b in r.bodies if b.kind == "function" and start < b.open < end]
             k = start + 1
             while k < end:
@@ -184,6 +199,42 @@ class DeviceCode:
                     k += 1
                 if k < len(t) and t[k].text == "{" and k in r.match:
                     found.append((t[i + 1].text, k, r.match[k]))
+        return found
+
+    @staticmethod
+    def _bases(r: _Reader, brace: int) -> list[str]:
+        """The base classes named between a class's name and its ``{``: ``: public Base<T, N>, Other``."""
+        k = brace - 1
+        while k > 0 and r._text(k) not in ("class", "struct", ";", "}"):
+            k -= 1
+        names, depth, colon = [], 0, False
+        for j in range(k + 2, brace):
+            text = r._text(j)
+            depth += {"<": 1, ">": -1, ">>": -2}.get(text, 0)
+            if depth == 0 and text == ":":
+                colon = True
+            elif colon and depth == 0 and r.t[j].kind == "ident" and text not in ("public", "protected", "private", "virtual"):
+                if r._text(j + 1) != "::":
+                    names.append(text)
+        return names
+
+    def lineage(self, klass: str) -> list[str]:
+        """``klass`` and the classes it derives from, nearest first."""
+        found, frontier = [klass], [klass]
+        while frontier:
+            frontier = [b for c in frontier for b in sorted(self.class_bases.get(c, ())) if b not in found]
+            found += frontier
+        return found
+
+    def family(self, klass: str) -> set[str]:
+        """The classes whose methods may run on an object whose ``klass`` part binds a member: ``klass``, its
+        bases, and the classes derived from it."""
+        found = set(self.lineage(klass))
+        changed = True
+        while changed:
+            derived = {c for c, bases in self.class_bases.items() if bases & found and c not in found and klass in self.lineage(c)}
+            changed = bool(derived)
+            found |= derived
         return found
 
     @staticmethod
@@ -230,14 +281,28 @@ class DeviceCode:
     def kernel_names(self) -> list[str]:
         return sorted({name for name, fns in self.functions.items() if any(f.is_kernel for f in fns)})
 
-    def kernel(self, name: str) -> DeviceKernel | None:
+    def kernel(self, name: str, values: dict[int, int] | None = None) -> DeviceKernel | None:
         """The ``__global__`` kernel ``name`` (unqualified; template arguments dropped) and its parameters'
-        writes; None when the files define no such kernel, or more than one."""
+        writes; None when the files define no such kernel, or more than one. ``values``: scalar parameters'
+        values the launch gives (by index): the arms of a ``switch`` or ``if (p == C)`` on one of them that
+        this launch never takes are not read (a kernel whose mode argument picks what it writes)."""
         short = name.split("<", 1)[0].rsplit("::", 1)[-1].strip()
         found = [f for f in self.functions.get(short, []) if f.is_kernel]
         if len(found) != 1:
             return None
         fn = found[0]
+        given = {fn.params[i][0]: v for i, v in (values or {}).items() if i < len(fn.params) and fn.params[i][0] and not _GM_PARAMETER.search(fn.params[i][1])}
+        dead = self._dead_arms(fn, given) if given else ()
+        if dead:  # what this launch runs differs from what the kernel may run: answers of their own
+            saved = self._memo, self._member_memo, self._dead
+            self._memo, self._member_memo, self._dead = {}, {}, self._dead_functions(fn, dead)
+            try:
+                return self._kernel(fn, dead)
+            finally:
+                self._memo, self._member_memo, self._dead = saved
+        return self._kernel(fn, ())
+
+    def _kernel(self, fn: _Function, dead: tuple[tuple[int, int], ...]) -> DeviceKernel:
         parameters = []
         empty = fn.close == fn.open + 1  # a skeleton's kernel: what it will write is not written yet
         for index, (pname, ptype) in enumerate(fn.params):
@@ -247,9 +312,137 @@ class DeviceCode:
             if empty:
                 parameters.append(KernelParameter(pname, index, ptype, UNKNOWN, unknown_because=f"the body of {fn.name} is empty (a skeleton)"))
                 continue
-            state, writes, because = self._writes(fn, index, 0)
+            state, writes, because = _Scan(self, fn, 0, dead=dead).run({pname}) if dead else self._writes(fn, index, 0)
             parameters.append(KernelParameter(pname, index, ptype, state, writes, because))
         return DeviceKernel(fn.name, fn.file.path, fn.line, fn.column, tuple(parameters))
+
+    def _dead_arms(self, fn: _Function, values: dict[str, int]) -> tuple[tuple[int, int], ...]:
+        """Token ranges of ``fn`` that ``values`` of its parameters never run: the other arms of
+        ``switch (p) { case C: ... break; }`` and of ``if (p == C) ... else ...`` (``!=`` too). A label or
+        constant that cannot be evaluated leaves that statement whole."""
+        r, t = fn.file.reader, fn.file.reader.t
+        dead: list[tuple[int, int]] = []
+        for k in range(fn.open + 1, fn.close):
+            if t[k].text not in ("switch", "if") or r._text(k + 1) != "(" or k + 1 not in r.match:
+                continue
+            close = r.match[k + 1]
+            condition = t[k + 2 : close]
+            if t[k].text == "switch":
+                if len(condition) == 1 and condition[0].text in values and r._text(close + 1) == "{" and close + 1 in r.match:
+                    dead += self._dead_cases(fn, close + 1, values[condition[0].text])
+                continue
+            texts = [x.text for x in condition]
+            operator = next((op for op in ("==", "!=") if texts.count(op) == 1), None)
+            if operator is None:
+                continue
+            left, right = condition[: texts.index(operator)], condition[texts.index(operator) + 1 :]
+            if len(right) == 1 and right[0].text in values:
+                left, right = right, left
+            if len(left) != 1 or left[0].text not in values or not right:
+                continue
+            label = self._constant(fn, right)
+            if label is None:
+                continue
+            then_end = _statement_end(r, close + 1)
+            taken = (values[left[0].text] == label) == (operator == "==")
+            if not taken:
+                dead.append((close + 1, then_end + 1))
+            elif r._text(then_end + 1) == "else":
+                dead.append((then_end + 1, _statement_end(r, then_end + 2) + 1))
+        return tuple(dead)
+
+    def _dead_functions(self, kernel: _Function, dead: tuple[tuple[int, int], ...]) -> frozenset[int]:
+        """The functions (by id) whose every call is in ``dead`` ranges of ``kernel`` or in such functions:
+        a method only the untaken arm calls (its writes to a member are not this launch's)."""
+        r, t = kernel.file.reader, kernel.file.reader.t
+        names = {t[k].text for a, b in dead for k in range(a, b) if t[k].kind == "ident" and r._text(k + 1) in ("(", "<")}
+        found: dict[int, _Function] = {}
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(names):
+                for fn in self.functions.get(name, []):
+                    if id(fn) in found or fn.is_kernel:
+                        continue
+                    sites = self._call_sites(name)
+                    if sites and all(self._site_dead(file, k, kernel, dead, found) for file, k in sites):
+                        found[id(fn)] = fn
+                        ft = fn.file.reader.t
+                        names |= {ft[k].text for k in range(fn.open + 1, fn.close) if ft[k].kind == "ident" and fn.file.reader._text(k + 1) in ("(", "<")}
+                        changed = True
+        return frozenset(found)
+
+    def _call_sites(self, name: str) -> list[tuple[_File, int]]:
+        """Every ``name(`` (``name<...>(``) in the files that is not a definition's name."""
+        defined = {(f.file.path, f.line, f.column) for f in self.functions.get(name, [])}
+        sites = []
+        for file in self.files:
+            r = file.reader
+            for k, tok in enumerate(r.t):
+                if tok.text == name and tok.kind == "ident" and r._text(k + 1) in ("(", "<") and (file.path, tok.line, tok.column) not in defined:
+                    sites.append((file, k))
+        return sites
+
+    @staticmethod
+    def _site_dead(file: _File, k: int, kernel: _Function, dead: tuple[tuple[int, int], ...], functions: dict[int, _Function]) -> bool:
+        if file is kernel.file and any(a <= k < b for a, b in dead):
+            return True
+        return any(f.file is file and f.open < k < f.close for f in functions.values())
+
+    def _dead_cases(self, fn: _Function, brace: int, value: int) -> list[tuple[int, int]]:
+        r, t = fn.file.reader, fn.file.reader.t
+        end = r.match[brace]
+        arms: list[tuple[int | None, int, int]] = []  # (label value, None for default; label start; body start)
+        k = brace + 1
+        while k < end:
+            if t[k].text in ("(", "[", "{") and k in r.match:
+                k = r.match[k] + 1
+                continue
+            if t[k].text in ("case", "default"):
+                colon = next((m for m in range(k + 1, end) if t[m].text == ":"), None)
+                if colon is None:
+                    return []
+                if t[k].text == "default":
+                    label = None
+                else:
+                    label = self._constant(fn, t[k + 1 : colon])
+                    if label is None:
+                        return []  # a label opkit cannot evaluate: every arm may run
+                arms.append((label, k, colon + 1))
+                k = colon + 1
+                continue
+            k += 1
+        if not arms:
+            return []
+        bounds = [(label, start, body, arms[n + 1][1] if n + 1 < len(arms) else end) for n, (label, start, body) in enumerate(arms)]
+        first = next((n for n, b in enumerate(bounds) if b[0] == value), None)
+        if first is None:
+            first = next((n for n, b in enumerate(bounds) if b[0] is None), None)
+        live = set()
+        n = first
+        while n is not None and n < len(bounds):
+            live.add(n)
+            label, start, body, stop = bounds[n]
+            if _ends_arm(t, body, stop):
+                break
+            n += 1  # falls through to the next arm
+        return [(start, stop) for n, (label, start, body, stop) in enumerate(bounds) if n not in live]
+
+    def _constant(self, fn: _Function, tokens: list[Token]) -> int | None:
+        from opkit.formats.cpp_constants import CppConstants, Unreadable
+        from opkit.formats.cpp_text import CppText
+
+        path = fn.file.path
+        if path not in self._constants:
+            self._constants[path] = CppConstants(CppText(self.texts[path])) if path in self.texts else None
+        constants = self._constants[path]
+        if constants is None or not tokens:
+            return None
+        try:
+            value = constants.value(_join(tokens), tokens[0].offset)
+        except (Unreadable, ValueError, ArithmeticError):
+            return None
+        return int(value) if isinstance(value, (int, bool)) else None
 
     # -- analysis --------------------------------------------------------------------------------
     def _writes(self, fn: _Function, index: int, depth: int) -> tuple[str, tuple[Write, ...], str]:
@@ -259,7 +452,10 @@ class DeviceCode:
         if depth > MAX_DEPTH:
             return UNKNOWN, (), f"calls nested deeper than {MAX_DEPTH}"
         self._memo[key] = (UNKNOWN, (), f"{fn.name} calls itself")
-        result = _Scan(self, fn, depth).run({fn.params[index][0]}) if index < len(fn.params) and fn.params[index][0] else (UNKNOWN, (), "unnamed parameter")
+        if index < len(fn.params) and not fn.params[index][0]:
+            result = (NO, (), "")  # an unnamed parameter: the body cannot name it
+        else:
+            result = _Scan(self, fn, depth).run({fn.params[index][0]}) if index < len(fn.params) else (UNKNOWN, (), "no such parameter")
         self._memo[key] = result
         return result
 
@@ -269,9 +465,10 @@ class DeviceCode:
             return self._member_memo[key]
         self._member_memo[key] = (NO, (), "")  # a member bound again while its class is read: nothing new
         states = []
+        family = self.family(klass)
         for fns in self.functions.values():
             for fn in fns:
-                if fn.klass == klass:
+                if fn.klass in family and id(fn) not in self._dead:
                     states.append(_Scan(self, fn, depth, members_only=True).run({member}))
         result = _combine(states)
         self._member_memo[key] = result
@@ -306,9 +503,13 @@ class DeviceCode:
         return self._macro_words[key]
 
     def callees(self, name: str, klass: str | None, arity: int) -> list[_Function]:
-        candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (klass is None or f.klass == klass)]
-        exact = [f for f in candidates if len(f.params) == arity]
-        return exact or candidates
+        """The functions a call may reach: ``klass``'s method, else its nearest base class's that defines it."""
+        for owner in self.lineage(klass) if klass is not None else [None]:
+            candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (owner is None or f.klass == owner)]
+            exact = [f for f in candidates if len(f.params) == arity]
+            if exact or candidates:
+                return exact or candidates
+        return []
 
 
 def _combine(states: list[tuple[str, tuple[Write, ...], str]]) -> tuple[str, tuple[Write, ...], str]:
@@ -324,8 +525,9 @@ def _combine(states: list[tuple[str, tuple[Write, ...], str]]) -> tuple[str, tup
 class _Scan:
     """The uses of some names (a parameter and what it is copied into) inside one function."""
 
-    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False):
+    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False, dead: tuple[tuple[int, int], ...] = ()):
         self.code, self.fn, self.depth = code, fn, depth
+        self.dead = dead  # token ranges the launch never runs (DeviceCode._dead_arms)
         self.r = fn.file.reader
         self.t = self.r.t
         self.members_only = members_only
@@ -338,7 +540,7 @@ class _Scan:
             name = pending.pop()
             for i in range(self.fn.open + 1, self.fn.close):
                 tok = self.t[i]
-                if tok.kind != "ident" or tok.text != name or self.r._text(i + 1) == "::":
+                if tok.kind != "ident" or tok.text != name or self.r._text(i + 1) == "::" or any(a <= i < b for a, b in self.dead):
                     continue
                 before = self.r._text(i - 1)
                 if before in (".", "->") and not (before == "->" and self.r._text(i - 2) == "this"):
@@ -396,11 +598,21 @@ class _Scan:
                 elif method not in _READING_METHODS and not method.startswith("Get"):
                     self._unknown(f"{name}.{method}(...) at line {t[i].line} is not followed")
                 return []
+            if r._text(i + 1) == "->" and t[i + 2].kind == "ident":
+                # p->field: a field of the memory p points to, written by an assignment, else read as a value
+                after = i + 3
+                if r._text(after) == "[" and after in r.match:
+                    after = r.match[after] + 1
+                if r._text(after) in ("=", "+=", "-=", "*=", "/=", "|=", "&=", "++", "--"):
+                    self._write(i, f"{_join(t[start:after])} = ...")
+                return []
         # a raw store: name[i] = v, *name = v
         after = i + 1
         if r._text(after) == "[" and after in r.match:
             after = r.match[after] + 1
-        if r._text(after) in ("=", "+=", "-=", "*=", "/=", "|=", "&=") and (after != i + 1 or r._text(start - 1) == "*"):
+        # `*p = v` stores through p; `T *p = v` declares p
+        dereferenced = r._text(start - 1) == "*" and not (t[start - 2].kind == "ident" or r._text(start - 2) in (">", "*", "&"))
+        if r._text(after) in ("=", "+=", "-=", "*=", "/=", "|=", "&=") and (after != i + 1 or dereferenced):
             self._write(i, f"{_join(t[start:after])} = ...")
             return []
         return self._in_context(start, i, name)
@@ -488,6 +700,11 @@ class _Scan:
     def _statement(self, start: int, i: int, name: str) -> list[str]:
         """A use outside any call: ``auto q = y + off;``, ``this->y_ = y;``, ``return y;`` or an expression that reads."""
         r, t = self.r, self.t
+        brace = self._enclosing_brace(start)
+        if brace is not None:
+            # Params p{x, y}, Type{x}, = {x}: stored in an aggregate, which is not followed
+            self._unknown(f"{name} is stored in the aggregate {_join(t[max(brace - 2, self.fn.open + 1) : brace])}{{...}} at line {t[i].line}, which is not followed")
+            return []
         k = start - 1
         while k > self.fn.open and r._text(k) not in (";", "{", "}", "=", "return", ","):
             k -= 1
@@ -496,6 +713,24 @@ class _Scan:
         if r._text(k) == "return":
             self._unknown(f"returned from {self.fn.name} at line {t[i].line}")
         return []
+
+    def _enclosing_brace(self, start: int) -> int | None:
+        """The ``{`` of a braced initialiser around token ``start`` (not a block's), or None."""
+        r, t = self.r, self.t
+        k = start - 1
+        while k > self.fn.open:
+            text = r._text(k)
+            if text in (")", "]", "}") and k in r.match:
+                k = r.match[k] - 1
+                continue
+            if text == ";":
+                return None
+            if text == "{":
+                before = t[k - 1]
+                initialiser = (before.kind == "ident" and before.text not in ("else", "do", "try")) or before.text in ("=", "(", ",", ">", "return")
+                return k if initialiser else None
+            k -= 1
+        return None
 
     def _bound(self, name: str) -> str:
         how = self.bindings.get(name)
@@ -542,6 +777,34 @@ def _macro_kernels(directives: list[Token], tokens: list[Token]) -> list[list[To
                 continue
             expansions.append([replace(t, line=tok.line, column=tok.column) for t in expanded if t.kind != "directive"])
     return expansions
+
+
+def _statement_end(r: _Reader, k: int) -> int:
+    """The last token of the statement starting at token ``k``: a block, an ``if`` (with its ``else``), or up to ``;``."""
+    t = r.t
+    if r._text(k) == "{" and k in r.match:
+        return r.match[k]
+    if r._text(k) in ("if", "for", "while", "switch") and r._text(k + 1) == "(" and k + 1 in r.match:
+        end = _statement_end(r, r.match[k + 1] + 1) if r._text(k) != "switch" else r.match.get(r.match[k + 1] + 1, r.match[k + 1] + 1)
+        if r._text(k) == "if" and r._text(end + 1) == "else":
+            return _statement_end(r, end + 2)
+        return end
+    while k < len(t) and t[k].text != ";":
+        k = r.match[k] + 1 if t[k].text in ("(", "[", "{") and k in r.match else k + 1
+    return k
+
+
+def _ends_arm(t: list[Token], body: int, stop: int) -> bool:
+    """A switch arm ``tokens[body:stop]`` ends in ``break;`` or ``return ...;`` (in a block or not): no fall-through."""
+    texts = [x.text for x in t[body:stop]]
+    while texts and texts[-1] == "}":
+        texts.pop()
+    if texts[-2:] == ["break", ";"]:
+        return True
+    if texts and texts[-1] == ";":
+        start = max((n for n, x in enumerate(texts[:-1]) if x in (";", "{", "}")), default=-1) + 1
+        return texts[start : start + 1] == ["return"]
+    return False
 
 
 def _split(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:

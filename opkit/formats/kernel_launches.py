@@ -107,6 +107,7 @@ class PointerCall:
     arguments: tuple[str, ...]  # as written (a launch: the kernel's arguments, in order)
     sources: tuple[PointerSource | None, ...]  # None: not traced to a tensor or a pointer parameter
     form: str = ""  # a launch: how it is written ("k<<<>>>", "ACLRT_LAUNCH_KERNEL(k)", "EXEC_KERNEL_CMD(k, ...) (#define at f.h:120)")
+    values: tuple[int | None, ...] = ()  # each argument's integer value where the function shows it (a literal, a variable set once)
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,11 @@ def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True) -> K
     if read.error is not None:
         raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
     return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
+
+
+def _allocates(expr: list[Token]) -> bool:
+    """The expression makes a tensor of its own (``at::empty(...)``, ``OpPreparation::apply_tensor(...)``)."""
+    return any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in expr)
 
 
 def _join(tokens: list[Token]) -> str:
@@ -657,10 +663,34 @@ class _Reader:
             return
         params = self._parameter_names(function)
         sources = tuple(self._source(arg, start, function, params, tensors) if arg else None for arg in args)
+        values = tuple(self._integer(arg, function) for arg in args) if launch else ()
         tok = self.t[start]
         found.setdefault(function.open, []).append(
-            PointerCall(callee.rsplit("::", 1)[-1], function.name, tok.line, tok.column, launch, tuple(_join(a) for a in args), sources, form)
+            PointerCall(callee.rsplit("::", 1)[-1], function.name, tok.line, tok.column, launch, tuple(_join(a) for a in args), sources, form, values)
         )
+
+    def _integer(self, expr: list[Token], function: _Body, depth: int = 0) -> int | None:
+        """An integer literal (``0``, ``1u``, ``true``), or a local variable of ``function`` set once, to one."""
+        if len(expr) != 1:
+            return None
+        tok = expr[0]
+        if tok.kind == "number":
+            try:
+                return int(tok.text.rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        if tok.text in ("true", "false"):
+            return int(tok.text == "true")
+        if tok.kind != "ident" or depth > 0:
+            return None
+        sets = [j for j in range(function.open + 1, function.close) if self.t[j].text == tok.text and self._text(j + 1) in ("=", "+=", "-=", "++", "--", "|=", "&=", "{", "(")
+                or (self.t[j].text == tok.text and self._text(j - 1) in ("&", "++", "--"))]  # fmt: skip
+        if len(sets) != 1 or self._text(sets[0] + 1) != "=" or not self._is_declaration_or_assignment(sets[0]) or self.t[sets[0] - 1].kind != "ident":
+            return None  # set more than once, through a reference, or not declared here with a value
+        end = sets[0] + 2
+        while end < function.close and self._text(end) != ";":
+            end += 1
+        return self._integer(self.t[sets[0] + 2 : end], function, depth + 1)
 
     def _caller(self, index: int) -> _Body | None:
         """The function a call at token ``index`` belongs to: a lambda read as a function of its own, else the
@@ -725,10 +755,39 @@ class _Reader:
         assigned = self._assignment(name, at, function)
         if assigned and len(assigned) == 1 and assigned[0].kind == "ident":  # at::Tensor y_out = y;
             return self._tensor_source(assigned[0].text, at, function, params, via, depth + 1)
-        # a fresh tensor; not `c ? x : at::empty(...)`, which may be x
-        if assigned and "?" not in (x.text for x in assigned) and any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in assigned):
+        if assigned and "?" in (x.text for x in assigned):
+            return self._conditional_source(assigned, at, function, params, via, depth)
+        if assigned and _allocates(assigned):
             return PointerSource("local", -1, name, via)
         return None
+
+    def _conditional_source(self, expr: list[Token], at: int, function: _Body, params: tuple[str, ...], via: str, depth: int) -> PointerSource | None:
+        """``c ? x : at::empty(...)`` (``x.has_value() ? *x : ...``): argument ``x`` where it is given, else a
+        tensor of the function's own, so what the kernel writes through it is a write of ``x``; None when
+        both arms may be arguments, or an arm is not read."""
+        marks = [k for k, x in enumerate(expr) if x.text in ("?", ":") and self._depth_in(expr, k) == 0]
+        if [expr[k].text for k in marks] != ["?", ":"]:
+            return None
+        sources = []
+        for arm in (expr[marks[0] + 1 : marks[1]], expr[marks[1] + 1 :]):
+            texts = [x.text for x in arm]
+            if texts[:1] == ["*"] or texts[-4:] == [".", "value", "(", ")"]:  # an optional's tensor
+                arm = arm[1:] if texts[:1] == ["*"] else arm[:-4]
+            if len(arm) == 1 and arm[0].kind == "ident":
+                sources.append(self._tensor_source(arm[0].text, at, function, params, via, depth + 1))
+            else:
+                sources.append(PointerSource("local", -1, "", via) if arm and _allocates(arm) else None)
+        tensors = [x for x in sources if x is not None and x.kind == "tensor"]
+        if None in sources or len(tensors) != 1:
+            return None
+        return PointerSource("tensor", tensors[0].parameter, tensors[0].name, via)
+
+    @staticmethod
+    def _depth_in(expr: list[Token], index: int) -> int:
+        depth = 0
+        for x in expr[:index]:
+            depth += 1 if x.text in "([{" else -1 if x.text in ")]}" else 0
+        return depth
 
     def _value_names(self, expr: list[Token]) -> list[str]:
         """The variables an expression reads, casts left out: ``(GM_ADDR)x``, ``static_cast<uint8_t *>(p)``."""
