@@ -136,7 +136,7 @@ class DeviceCode:
         self._memo: dict[tuple[int, int], tuple[str, tuple[Write, ...], str]] = {}
         self.texts = texts
         self._constants: dict[str, object] = {}
-        self._dead: frozenset[int] = frozenset()  # functions the launch being read never calls (kernel(values=))
+        self._dead: frozenset[int] = frozenset()  # functions the launch being read never reaches (kernel(values=))
         self._member_memo: dict[tuple[str, str], tuple[str, tuple[Write, ...], str]] = {}
 
     # -- structure -------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ class DeviceCode:
         dead = self._dead_arms(fn, given) if given else ()
         if dead:  # what this launch runs differs from what the kernel may run: answers of their own
             saved = self._memo, self._member_memo, self._dead
-            self._memo, self._member_memo, self._dead = {}, {}, self._dead_functions(fn, dead)
+            self._memo, self._member_memo, self._dead = {}, {}, self._unreached(fn, dead)
             try:
                 return self._kernel(fn, dead)
             finally:
@@ -351,43 +351,30 @@ class DeviceCode:
                 dead.append((then_end + 1, _statement_end(r, then_end + 2) + 1))
         return tuple(dead)
 
-    def _dead_functions(self, kernel: _Function, dead: tuple[tuple[int, int], ...]) -> frozenset[int]:
-        """The functions (by id) whose every call is in ``dead`` ranges of ``kernel`` or in such functions:
-        a method only the untaken arm calls (its writes to a member are not this launch's)."""
-        r, t = kernel.file.reader, kernel.file.reader.t
-        names = {t[k].text for a, b in dead for k in range(a, b) if t[k].kind == "ident" and r._text(k + 1) in ("(", "<")}
-        found: dict[int, _Function] = {}
-        changed = True
-        while changed:
-            changed = False
-            for name in sorted(names):
-                for fn in self.functions.get(name, []):
-                    if id(fn) in found or fn.is_kernel:
+    def _unreached(self, kernel: _Function, dead: tuple[tuple[int, int], ...]) -> frozenset[int]:
+        """The functions (by id) the kernel's code outside ``dead`` never reaches, by the names it calls (and
+        the classes it names, for their constructors), followed through what those call: a method only the
+        untaken arm calls (its writes to a member are not this launch's)."""
+        def named(fn: _Function, skip=()) -> set[str]:
+            r, t = fn.file.reader, fn.file.reader.t
+            return {t[k].text for k in range(fn.open + 1, fn.close) if t[k].kind == "ident" and not any(a <= k < b for a, b in skip)
+                    and (r._text(k + 1) in ("(", "<") or t[k].text in self.class_members)}  # fmt: skip
+
+        names = named(kernel, dead)
+        reached: set[int] = {id(kernel)}
+        frontier = True
+        while frontier:
+            frontier = False
+            for fns in self.functions.values():
+                for fn in fns:
+                    if id(fn) in reached:
                         continue
-                    sites = self._call_sites(name)
-                    if sites and all(self._site_dead(file, k, kernel, dead, found) for file, k in sites):
-                        found[id(fn)] = fn
-                        ft = fn.file.reader.t
-                        names |= {ft[k].text for k in range(fn.open + 1, fn.close) if ft[k].kind == "ident" and fn.file.reader._text(k + 1) in ("(", "<")}
-                        changed = True
-        return frozenset(found)
-
-    def _call_sites(self, name: str) -> list[tuple[_File, int]]:
-        """Every ``name(`` (``name<...>(``) in the files that is not a definition's name."""
-        defined = {(f.file.path, f.line, f.column) for f in self.functions.get(name, [])}
-        sites = []
-        for file in self.files:
-            r = file.reader
-            for k, tok in enumerate(r.t):
-                if tok.text == name and tok.kind == "ident" and r._text(k + 1) in ("(", "<") and (file.path, tok.line, tok.column) not in defined:
-                    sites.append((file, k))
-        return sites
-
-    @staticmethod
-    def _site_dead(file: _File, k: int, kernel: _Function, dead: tuple[tuple[int, int], ...], functions: dict[int, _Function]) -> bool:
-        if file is kernel.file and any(a <= k < b for a, b in dead):
-            return True
-        return any(f.file is file and f.open < k < f.close for f in functions.values())
+                    # operators and constructors run without their names being called
+                    if fn.name in names or fn.name == fn.klass or not fn.name.isidentifier() or fn.name == "operator":
+                        reached.add(id(fn))
+                        names |= named(fn)
+                        frontier = True
+        return frozenset(id(fn) for fns in self.functions.values() for fn in fns if id(fn) not in reached)
 
     def _dead_cases(self, fn: _Function, brace: int, value: int) -> list[tuple[int, int]]:
         r, t = fn.file.reader, fn.file.reader.t

@@ -742,6 +742,10 @@ class _Reader:
             return PointerSource("pointer", params.index(name), name, via)
         if depth < 3:
             assigned = self._assignment(name, at, function)
+            if assigned and "?" in (x.text for x in assigned):  # c ? x : at::empty(...): x itself, where given
+                found = self._conditional_source(assigned, at, function, params, via, depth + 1)
+                if found is not None:
+                    return PointerSource("pointer", found.parameter, found.name, via)
             if assigned:
                 found = self._pointer_source(assigned, at, function, params, depth + 1)
                 return PointerSource(found.kind, found.parameter, found.name, via) if found is not None else None
