@@ -26,6 +26,7 @@ from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge,
 HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
 MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_PASTED = re.compile(r"\b(\w+)\s*##")  # a name a macro pastes a parameter onto
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
@@ -144,7 +145,9 @@ class _Builder:
         if kernel is not None:
             return kernel
         pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
-        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and pattern.search(text)]
+        # the kernel's file names it, or pastes it in a macro declaring kernels (`void k_##TYPE(` for `k_half`)
+        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text)
+                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in _PASTED.findall(text)))]  # fmt: skip
         found = [k for k in (self._code(self._with_includes(p)).kernel(name, values) for p in owners) if k is not None]
         return found[0] if len(found) == 1 else None
 

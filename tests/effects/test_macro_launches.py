@@ -200,3 +200,48 @@ def test_lint_reports_a_macro_launchs_undeclared_write_and_not_its_twins(tmp_pat
     if not annotated:
         assert "'table'" in findings[0].message and "TINY_LAUNCH(row_copy, ...)" in findings[0].message
         assert "torch.compile removes the call" in findings[0].message  # a `-> ()` op with no mutable argument
+
+
+# CANN's generated launcher called directly, for kernels a macro declares per dtype (`tiny_fill_##TYPE`).
+PASTED_KERNEL = """
+#include "kernel_operator.h"
+#define TINY_FILL_DECLARE(TYPE)                                                        \\
+    extern "C" __global__ __aicore__ void tiny_fill_##TYPE(GM_ADDR src, GM_ADDR dst)   \\
+    {                                                                                  \\
+        AscendC::GlobalTensor<TYPE> srcGm, dstGm;                                      \\
+        srcGm.SetGlobalBuffer((__gm__ TYPE *)src);                                     \\
+        dstGm.SetGlobalBuffer((__gm__ TYPE *)dst);                                     \\
+        AscendC::LocalTensor<TYPE> local;                                              \\
+        AscendC::DataCopy(local, srcGm[0], 16);                                        \\
+        AscendC::DataCopy(dstGm[0], local, 16);                                        \\
+    }
+TINY_FILL_DECLARE(half)
+"""
+PASTED_HOST = """
+namespace tiny {
+void tiny_fill(const at::Tensor &src, const at::Tensor &dst)
+{
+    void *src_ptr = src.data_ptr();
+    void *dst_ptr = dst.data_ptr();
+    auto stream = c10_npu::getCurrentNPUStream().stream(false);
+    ACLRT_LAUNCH_KERNEL(tiny_fill_half)
+    (8, stream, src_ptr, dst_ptr);
+}
+}
+TORCH_LIBRARY(tiny, m) { m.def("SCHEMA"); }
+TORCH_LIBRARY_IMPL(tiny, PrivateUse1, m) { m.impl("tiny_fill", TORCH_FN(tiny::tiny_fill)); }
+"""
+
+
+@pytest.mark.parametrize("schema, fires", [("tiny_fill(Tensor! src, Tensor! dst) -> ()", "K202"), ("tiny_fill(Tensor src, Tensor(a!) dst) -> ()", None)])
+def test_a_direct_aclrt_launch_of_a_macro_declared_kernel(tmp_path, schema, fires):
+    from opkit.lint import Selection, lint
+
+    (tmp_path / "op_kernel").mkdir()
+    (tmp_path / "op_kernel" / "tiny_fill.cpp").write_text(PASTED_KERNEL)
+    (tmp_path / "fill.cpp").write_text(PASTED_HOST.replace("SCHEMA", schema))
+    effects = compute(load_project([str(tmp_path)]))
+    assert written(effects, "tiny_fill") == {"src": "no", "dst": "yes"}
+    assert "ACLRT_LAUNCH_KERNEL(tiny_fill_half)" in effects["tiny::tiny_fill"].argument("dst").evidence[-1].why
+    findings = lint([str(tmp_path)], selection=Selection(("K2",)), use_cache=False).findings
+    assert [(f.code, "'src'" in f.message) for f in findings] == ([(fires, True)] if fires else [])
