@@ -19,6 +19,7 @@ OpDef). A non-const ``at::Tensor &`` parameter is never taken as a write.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -266,6 +267,13 @@ class _Kernels:
         decided = [f for f in found if f.dfx_out] or found
         shapes = {tuple((p.tensor, p.output) for p in f.parameters) for f in decided}
         return decided[0] if len(shapes) == 1 else None
+
+    @functools.cached_property
+    def launch_macros(self) -> dict:
+        """The launch macros the files read define (``kernel_launches.launch_macros``), by name."""
+        from opkit.formats.kernel_launches import launch_macros
+
+        return launch_macros(self.texts)
 
     def opdef(self, op_type: str):
         if self._opdefs is None:
@@ -563,6 +571,10 @@ class _FlowReader:
             self.explain(*fact.args)
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return
+        macro = self.k.launch_macros.get(short)
+        if macro is not None and len(fact.args) > macro.kernel:
+            self._launch(fact, f"{fact.args[macro.kernel].text} launched by {short} (its #define, {macro.where})")
+            return
         if short.startswith("aclnn") and short.endswith("GetWorkspaceSize"):
             self.explain(*fact.args)
             self._aclnn(fact, short.removesuffix("GetWorkspaceSize"), fact.args[:-2])
@@ -694,12 +706,13 @@ class _FlowReader:
                 found.unknown[i] = f"input {inputs[i]} of {kernel.name} ({kernel.path}:{kernel.line}), parameter {parameter.name}: {parameter.unknown_because}"
         return found
 
-    def _launch(self, fact) -> None:
-        self.explain(*fact.args)  # unknown below, for the device producer to settle
+    def _launch(self, fact, kernel: str = "") -> None:
+        """A device launch (``k<<<>>>(args)``, a launch macro's use): unknown here, for the device producer to settle."""
+        self.explain(*fact.args)
         for arg in fact.args:
             param = self._touched(arg)
             if param is not None:
-                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {fact.name}<<<>>> ({self.path}:{fact.line})", "device")
+                self.flow.not_known(param, f"{arg.text} is handed to the device kernel {kernel or fact.name + '<<<>>>'} ({self.path}:{fact.line})", "device")
 
     def _return(self, fact) -> None:
         self.explain(*fact.args)

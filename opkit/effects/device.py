@@ -1,15 +1,17 @@
-"""The effects of direct kernel launches: which of an op's tensor arguments its ``<<<>>>`` kernels write.
+"""The effects of direct kernel launches: which of an op's tensor arguments its launched device kernels write.
 
-For each C++ op kernel bound by ``impl`` to a device key, the host function is followed to its launches
-(``kernel<<<blocks, l2ctrl, stream>>>(args)``, directly or through launcher functions it calls with data
-pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the tensor whose data pointer it
+For each C++ op kernel bound by ``impl`` to a device key (a named function or a lambda), the host function
+is followed to its launches (``kernel<<<blocks, l2ctrl, stream>>>(args)``, ``ACLRT_LAUNCH_KERNEL(kernel)(blocks,
+stream, args)`` or a launch macro of the files read, ``kernel_launches.launch_macros``; directly or through
+launcher functions it calls with data pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the tensor whose data pointer it
 passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a lambda capture), and each
 kernel parameter's write is read from the device code (``opkit.formats.device_kernels``). Kernel parameter
 ``i`` receives argument ``i``; the host function's parameters are the schema's arguments in order.
 
 The facts cover the launches only: an argument no launched kernel receives is NO here (the host code's
 other writes, aclnn calls and tensor methods, are the C++ host reader's); an argument passed to a kernel
-this module cannot read (not in the files linted, declared by a macro) is UNKNOWN with the reason.
+this module cannot read (not in the files linted, declared by a macro) is UNKNOWN with the reason; so is one
+handed to a macro this module does not read as a launch (the C++ host reader says so).
 """
 
 from __future__ import annotations
@@ -24,36 +26,52 @@ from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge,
 HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
 MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_PASTED = re.compile(r"\b(\w+)\s*##")  # a name a macro pastes a parameter onto
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
 def produce(project) -> Iterator[OpEffects]:
     """One ``OpEffects`` per registered op whose kernel launches a device kernel, from a lint project's
     ``cpp_files`` (registrations), ``cpp_functions``, ``launch_files`` and ``cpp_texts``."""
-    if not project.launch_files:
+    from opkit.formats.kernel_launches import ACLRT_LAUNCH, has_launch_macros
+
+    texts = getattr(project, "cpp_texts", None) or {}
+    if not project.launch_files and not any(ACLRT_LAUNCH in text or has_launch_macros(text) for text in texts.values()):
         return
     yield from _Builder(project).effects()
 
 
 class _Builder:
     def __init__(self, project):
-        from opkit.formats.kernel_launches import read_pointer_calls
+        from opkit.formats.kernel_launches import ACLRT_LAUNCH, launch_macros, read_pointer_calls
 
         self.project = project
         self.texts: dict[str, str] = project.cpp_texts
         # path → tokens: each file is lexed once however many ops follow it (the launch files already by the lint's loader)
         self.tokens: dict = getattr(project, "cpp_tokens", {})
         self.read_pointer_calls = read_pointer_calls
-        # every function of the launch files that launches a kernel, or calls one that does (MAX_HOPS deep),
-        # by unqualified name: LayerNormStrideLaunch -> LayerNormStrideKernelLaunch -> kernel<<<>>>
+        self.macros = launch_macros(self.texts)
+        # the lambdas registered as kernels, by the registering file: read as host functions of their own
+        self.lambdas: dict[str, set[tuple[int, int]]] = {}
+        for file in project.cpp_files:
+            for impl in file.impls:
+                if impl.kernel.kind == "lambda" and impl.dispatch_key in HOST_KEYS:
+                    self.lambdas.setdefault(file.path, set()).add((impl.kernel.line, impl.kernel.column))
+        # every function that launches a kernel (in the files with <<<>>>, and in those naming ACLRT_LAUNCH_KERNEL
+        # or a launch macro), or calls one that does, MAX_HOPS deep, by unqualified name:
+        # LayerNormStrideLaunch -> LayerNormStrideKernelLaunch -> kernel<<<>>>
+        paths = [file.path for file in project.launch_files]
+        markers = (ACLRT_LAUNCH, *self.macros)
+        paths += [path for path, text in self.texts.items() if any(m in text for m in markers)]
+        files = [(path, self.texts[path]) for path in dict.fromkeys(paths) if path in self.texts]
         self.launchers: dict[str, list] = {}
-        files = [(f.path, self.texts[f.path]) for f in project.launch_files if f.path in self.texts]
         for _ in range(MAX_HOPS):
             known = frozenset(self.launchers)
             found: dict[str, list] = {}
             for path, text in files:
-                for name, fn in read_pointer_calls(path, text, known, cache=self.tokens).items():
-                    found.setdefault(name, []).append(fn)
+                for name, fn in read_pointer_calls(path, text, known, cache=self.tokens, macros=self.macros).items():
+                    if not name.startswith("<lambda"):
+                        found.setdefault(name, []).append(fn)
             self.launchers = found
             if frozenset(found) == known:
                 break
@@ -62,15 +80,20 @@ class _Builder:
         self.schemas = schemas_by_op(project)
 
     def effects(self) -> Iterator[OpEffects]:
+        from opkit.formats.kernel_launches import lambda_key
+
         seen = set()
         for file in self.project.cpp_files:
             for impl in file.impls:
-                if impl.dispatch_key not in HOST_KEYS or impl.kernel.kind != "function":
+                if impl.dispatch_key not in HOST_KEYS or impl.kernel.kind not in ("function", "lambda"):
                     continue
                 op = f"{impl.namespace}::{impl.op}" if impl.namespace else impl.op
                 if op in seen:
                     continue
-                host = self._host_function(impl.kernel.name, file.path)
+                if impl.kernel.kind == "lambda":
+                    host = self._calls_of(file.path).get(lambda_key(impl.kernel.line, impl.kernel.column))
+                else:
+                    host = self._host_function(impl.kernel.name, file.path)
                 if host is None:
                     continue
                 launches = list(self._launches(host, 0))
@@ -91,14 +114,17 @@ class _Builder:
         return found[0] if len(found) == 1 else None
 
     def _calls_of(self, path: str) -> dict:
-        """The functions of ``path`` that launch a kernel or call a launcher."""
+        """The functions of ``path`` (and the lambdas it registers as kernels) that launch a kernel or call a launcher."""
+        from opkit.formats.kernel_launches import ACLRT_LAUNCH
+
         if path not in self._calls:
             text = self.texts[path]
             wanted = frozenset(n for n in self.launchers if n in text and re.search(r"\b%s\s*\(" % re.escape(n), text))
-            if not wanted and "<<<" not in text:
+            if not wanted and "<<<" not in text and not any(m in text for m in (ACLRT_LAUNCH, *self.macros)):
                 self._calls[path] = {}  # neither launches nor calls a launcher: not worth lexing
                 return self._calls[path]
-            self._calls[path] = self.read_pointer_calls(path, text, wanted, cache=self.tokens)
+            lambdas = frozenset(self.lambdas.get(path, ()))
+            self._calls[path] = self.read_pointer_calls(path, text, wanted, cache=self.tokens, macros=self.macros, lambdas=lambdas)
         return self._calls[path]
 
     def _launches(self, host, hops: int) -> Iterable[tuple]:
@@ -125,12 +151,12 @@ class _Builder:
         untraced: list[str] = []  # memory a kernel may write, passed from an expression not traced to an argument
         sites = []
         for call, where, sources in launches:
-            kernel = self.device.kernel(call.callee, where.path)
+            kernel = self.device.kernel(call.callee, where.path, {i: v for i, v in enumerate(call.values) if v is not None})
             if kernel is None:
-                unknowns.append(f"{call.callee}<<<>>> (line {call.line}): its __global__ kernel is not in the files read")
+                unknowns.append(f"{_form(call)} (line {call.line}): its __global__ kernel is not in the files read")
                 for source in sources:
                     if source is not None and source.kind == "tensor" and source.parameter < len(names):
-                        unknown.setdefault(names[source.parameter], f"passed to {call.callee}<<<>>>, whose device code was not read")
+                        unknown.setdefault(names[source.parameter], f"passed to {_form(call)}, whose device code was not read")
                 continue
             sites.append(KernelSite(kernel.name, "device", impl.dispatch_key, kernel.path, kernel.line, kernel.column))
             for parameter in kernel.parameters:
@@ -145,14 +171,14 @@ class _Builder:
                         if index < len(names):  # named in an expression opkit does not trace: it may point into it
                             unknown.setdefault(names[index], f"passed to {kernel.name}'s parameter {parameter.name} as {passed}, which opkit does not trace")
                     if source is None:
-                        untraced.append(f"{call.callee}<<<>>> (line {call.line}) passes {passed or '?'} to {kernel.name}'s parameter {parameter.name}, which it "
+                        untraced.append(f"{_form(call)} (line {call.line}) passes {passed or '?'} to {kernel.name}'s parameter {parameter.name}, which it "
                                         f"{'writes' if parameter.written == 'yes' else 'may write'}: opkit does not trace it to an argument")  # fmt: skip
                     if parameter.written == "yes" and (source is None or source.kind != "local"):
                         unknowns.append(f"{kernel.name} writes its parameter {parameter.name}, passed as {call.arguments[parameter.index] if parameter.index < len(call.arguments) else '?'}"
                                         f" (line {call.line}), not traced to an argument")  # fmt: skip
                     continue
                 if parameter.written == "yes":
-                    launch = f"{call.callee}<<<>>> at {os.path.basename(where.path)}:{call.line} passes it as {parameter.name}"
+                    launch = f"{_form(call)} at {os.path.basename(where.path)}:{call.line} passes it as {parameter.name}"
                     writes.setdefault(argument, []).extend(Evidence(w.path, w.line, w.column, f"{w.why}; {launch}") for w in parameter.writes)
                 else:
                     unknown.setdefault(argument, f"{kernel.name}'s parameter {parameter.name}: {parameter.unknown_because}")
@@ -181,18 +207,21 @@ class DeviceKernels:
         self._code: dict[tuple[str, ...], object] = {}
         self._by_path: dict[str, str] | None = None
 
-    def kernel(self, name: str, near: str):
+    def kernel(self, name: str, near: str, values: dict[int, int] | None = None):
         """The kernel ``name`` as ``near`` (a file of the texts) and its includes define it, else as the one
-        other file defining it (with its includes) does; None when none or several do."""
+        other file defining it (with its includes) does; None when none or several do. ``values``: the integer
+        arguments a launch gives it (the arms of a switch on one are read alone)."""
         from opkit.formats.device_kernels import has_device_kernels
 
         paths = self.with_includes(near) if near in self.texts else ()
-        kernel = self.code(paths).kernel(name) if paths else None
+        kernel = self.code(paths).kernel(name, values) if paths else None
         if kernel is not None:
             return kernel
         pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
-        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text) and name in text and pattern.search(text)]
-        found = [k for k in (self.code(self.with_includes(p)).kernel(name) for p in owners) if k is not None]
+        # the kernel's file names it, or pastes it in a macro declaring kernels (`void k_##TYPE(` for `k_half`)
+        owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text)
+                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in _PASTED.findall(text)))]  # fmt: skip
+        found = [k for k in (self.code(self.with_includes(p)).kernel(name, values) for p in owners) if k is not None]
         return found[0] if len(found) == 1 else None
 
     def code(self, paths: tuple[str, ...]):
@@ -221,6 +250,11 @@ class DeviceKernels:
                             break
             frontier = following
         return tuple(found)
+
+
+def _form(call) -> str:
+    """A launch as the code writes it: ``k<<<>>>``, ``ACLRT_LAUNCH_KERNEL(k)``, a launch macro's use."""
+    return call.form or f"{call.callee}<<<>>>"
 
 
 def _through(source, call):

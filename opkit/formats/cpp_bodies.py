@@ -10,7 +10,7 @@ which parameter) is not decided here: a fact says what the code writes, located,
 * ``assign``: ``[Type] name = expr``, ``Type name(expr)``/``{expr}``, ``name = expr``, and ``for (auto &t : expr)``;
 * ``return``: ``return expr;``, a braced list or a tuple made of several (``std::make_tuple``,
   ``std::forward_as_tuple``, ``std::tie``, ``std::tuple<...>(...)``) read as its elements;
-* ``launch``: ``kernel<<<...>>>(args)``.
+* ``launch``: ``kernel<<<...>>>(args)``, ``ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args)``.
 
 Lambdas inside the body (``RunOpApiV2``'s, ``SetCustomHandler``'s, a dispatch macro's) are read as part of it
 (``Fact.in_lambda``). Reading is linear in the body's tokens.
@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opkit.formats.cpp_tokens import Token
+from opkit.formats.kernel_launches import ACLRT_LAUNCH
 
 # Words that look like calls and are not: control flow, operators.
 _NOT_CALLS = frozenset("if for while switch return sizeof catch decltype alignof static_assert new delete throw typeid do else case".split())
@@ -123,6 +124,8 @@ class _BodyReader:
                 self._assignment(i)
             elif tok.text == ";" and i > 0 and t[i - 1].kind == "ident":
                 self._declaration(i - 1)
+            elif tok.kind == "ident" and tok.text == ACLRT_LAUNCH and self._aclrt_launch(i):
+                pass  # its arguments are read as they come, as a <<<>>> launch's are
             elif tok.kind == "ident" and tok.text not in _NOT_CALLS:
                 self._name(i)
             elif tok.text == "<<" and self._text(i + 1) == "<" and t[i + 1].offset == tok.offset + 2:
@@ -313,6 +316,16 @@ class _BodyReader:
             if self._text(k) in ("(", "{") and self.match.get(k) == end - 1:
                 return tuple(self._operand(s, e) for s, e in self._items(k + 1, end - 1))
         return (self._operand(start, end),)
+
+    def _aclrt_launch(self, i: int) -> bool:
+        """``ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args)``: a launch of ``kernel`` with ``args``."""
+        t = self.t
+        if not (self._text(i + 1) == "(" and i + 2 < len(t) and t[i + 2].kind == "ident" and self._text(i + 3) == ")" and self._text(i + 4) == "(" and i + 4 in self.match):
+            return False
+        items = self._items(i + 5, self.match[i + 4])
+        args = tuple(self._operand(s, e) for s, e in items[2:])
+        self.facts.append(Fact("launch", t[i + 2].text, t[i].line, t[i].column, None, args, self._in_lambda(i)))
+        return True
 
     def _launch(self, i: int) -> None:
         """``kernel<<<config>>>(args)``: the kernel named before '<<<', the arguments after '>>>'."""

@@ -43,7 +43,7 @@ _READING_METHODS = frozenset({"GetValue", "GetSize", "SetL2CacheHint", "GetShape
 _READING_CALLS = frozenset({"DataCacheCleanAndInvalid", "TLOAD", "sizeof", "decltype", "static_assert", "assert", "ASSERT", "printf", "PRINTF"})
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
 _KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch", "else", "do", "case", "new", "delete", "throw"})
-_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>="})
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>=", "++", "--"})
 _GM_PARAMETER = re.compile(r"\bGM_ADDR\b|\b__gm__\b")
 
 
@@ -123,10 +123,12 @@ class DeviceCode:
         self.files: list[_File] = []
         self.functions: dict[str, list[_Function]] = {}
         self.class_members: dict[str, set[str]] = {}
+        self.class_bases: dict[str, set[str]] = {}  # class → the classes it derives from (by name)
         self.errors: dict[str, str] = {}  # path → why it was not read
         self.macros: dict[str, frozenset[str]] = {}  # #define NAME → the words of its parameters and body
         self.aliases: dict[str, str] = {}  # ``using CopyOut = l0c_to_gm<...>;`` → "l0c_to_gm"
         self._macro_words: dict[int, dict[str, str]] = {}
+        class_names: dict[str, str] = {}  # an object-like #define → the first name of its body
         for path, text in texts.items():
             every = cached_tokens(path, text, cache)
             if every is None:
@@ -137,11 +139,23 @@ class DeviceCode:
                 m = _ANY_DEFINE.match(tok.text) if tok.kind == "directive" else None
                 if m:
                     self.macros[m.group(1)] = frozenset(re.findall(r"[A-Za-z_]\w*", m.group(2)))
+                    named = re.match(r"\s+([A-Za-z_]\w*)", m.group(2))
+                    if named and not m.group(2).startswith("("):
+                        class_names[m.group(1)] = named.group(1)
             self._index(_File(path, _Reader(path, tokens)))
             for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
                 self._index(_File(path, _Reader(path, expansion)))
+        # methods defined outside their class through a macro naming it (`#define KERNEL_CLASS Kernel<T, N>`,
+        # `KERNEL_CLASS::Process()`): the class the macro names
+        for fns in self.functions.values():
+            for fn in fns:
+                if fn.klass in class_names and fn.klass not in self.class_members:
+                    fn.klass = class_names[fn.klass]
         self._memo: dict[tuple[int, int], tuple[str, tuple[Write, ...], str]] = {}
         self._returned: dict[tuple[int, int], bool] = {}
+        self.texts = texts
+        self._constants: dict[str, object] = {}
+        self._dead: frozenset[int] = frozenset()  # functions the launch being read never reaches (kernel(values=))
         self._member_memo: dict[tuple[str, str], tuple[str, tuple[Write, ...], str]] = {}
 
     # -- structure -------------------------------------------------------------------------------
@@ -183,6 +197,7 @@ class DeviceCode:
             self.functions.setdefault(fn.name, []).append(fn)
         for name, start, end, _ in classes:
             members = self.class_members.setdefault(name, set())
+            self.class_bases.setdefault(name, set()).update(self._bases(r, start))
             depth_bodies = [b for b in r.bodies if b.kind == "function" and start < b.open < end]
             k = start + 1
             while k < end:
@@ -221,6 +236,42 @@ class DeviceCode:
                     k += 1
                 if target and target != t[i + 1].text:
                     self.aliases.setdefault(t[i + 1].text, target)
+
+    @staticmethod
+    def _bases(r: _Reader, brace: int) -> list[str]:
+        """The base classes named between a class's name and its ``{``: ``: public Base<T, N>, Other``."""
+        k = brace - 1
+        while k > 0 and r._text(k) not in ("class", "struct", ";", "}"):
+            k -= 1
+        names, depth, colon = [], 0, False
+        for j in range(k + 2, brace):
+            text = r._text(j)
+            depth += {"<": 1, ">": -1, ">>": -2}.get(text, 0)
+            if depth == 0 and text == ":":
+                colon = True
+            elif colon and depth == 0 and r.t[j].kind == "ident" and text not in ("public", "protected", "private", "virtual"):
+                if r._text(j + 1) != "::":
+                    names.append(text)
+        return names
+
+    def lineage(self, klass: str) -> list[str]:
+        """``klass`` and the classes it derives from, nearest first."""
+        found, frontier = [klass], [klass]
+        while frontier:
+            frontier = [b for c in frontier for b in sorted(self.class_bases.get(c, ())) if b not in found]
+            found += frontier
+        return found
+
+    def family(self, klass: str) -> set[str]:
+        """The classes whose methods may run on an object whose ``klass`` part binds a member: ``klass``, its
+        bases, and the classes derived from it."""
+        found = set(self.lineage(klass))
+        changed = True
+        while changed:
+            derived = {c for c, bases in self.class_bases.items() if bases & found and c not in found and klass in self.lineage(c)}
+            changed = bool(derived)
+            found |= derived
+        return found
 
     @staticmethod
     def _template_start(r: _Reader, k: int) -> int:
@@ -266,14 +317,28 @@ class DeviceCode:
     def kernel_names(self) -> list[str]:
         return sorted({name for name, fns in self.functions.items() if any(f.is_kernel for f in fns)})
 
-    def kernel(self, name: str) -> DeviceKernel | None:
+    def kernel(self, name: str, values: dict[int, int] | None = None) -> DeviceKernel | None:
         """The ``__global__`` kernel ``name`` (unqualified; template arguments dropped) and its parameters'
-        writes; None when the files define no such kernel, or more than one."""
+        writes; None when the files define no such kernel, or more than one. ``values``: scalar parameters'
+        values the launch gives (by index): the arms of a ``switch`` or ``if (p == C)`` on one of them that
+        this launch never takes are not read (a kernel whose mode argument picks what it writes)."""
         short = name.split("<", 1)[0].rsplit("::", 1)[-1].strip()
         found = [f for f in self.functions.get(short, []) if f.is_kernel]
         if len(found) != 1:
             return None
         fn = found[0]
+        given = {fn.params[i][0]: v for i, v in (values or {}).items() if i < len(fn.params) and fn.params[i][0] and not _GM_PARAMETER.search(fn.params[i][1])}
+        dead = self._dead_arms(fn, given) if given else ()
+        if dead:  # what this launch runs differs from what the kernel may run: answers of their own
+            saved = self._memo, self._member_memo, self._dead
+            self._memo, self._member_memo, self._dead = {}, {}, self._unreached(fn, dead)
+            try:
+                return self._kernel(fn, dead)
+            finally:
+                self._memo, self._member_memo, self._dead = saved
+        return self._kernel(fn, ())
+
+    def _kernel(self, fn: _Function, dead: tuple[tuple[int, int], ...]) -> DeviceKernel:
         parameters = []
         empty = fn.empty  # a skeleton's kernel: what it will write is not written yet
         for index, (pname, ptype) in enumerate(fn.params):
@@ -283,9 +348,124 @@ class DeviceCode:
             if empty:
                 parameters.append(KernelParameter(pname, index, ptype, UNKNOWN, unknown_because=f"the body of {fn.name} is empty (a skeleton)"))
                 continue
-            state, writes, because = self._writes(fn, index, 0)
+            state, writes, because = _Scan(self, fn, 0, dead=dead).run({pname}) if dead else self._writes(fn, index, 0)
             parameters.append(KernelParameter(pname, index, ptype, state, writes, because))
         return DeviceKernel(fn.name, fn.file.path, fn.line, fn.column, tuple(parameters))
+
+    def _dead_arms(self, fn: _Function, values: dict[str, int]) -> tuple[tuple[int, int], ...]:
+        """Token ranges of ``fn`` that ``values`` of its parameters never run: the other arms of
+        ``switch (p) { case C: ... break; }`` and of ``if (p == C) ... else ...`` (``!=`` too). A label or
+        constant that cannot be evaluated leaves that statement whole."""
+        r, t = fn.file.reader, fn.file.reader.t
+        dead: list[tuple[int, int]] = []
+        for k in range(fn.open + 1, fn.close):
+            if t[k].text not in ("switch", "if") or r._text(k + 1) != "(" or k + 1 not in r.match:
+                continue
+            close = r.match[k + 1]
+            condition = t[k + 2 : close]
+            if t[k].text == "switch":
+                if len(condition) == 1 and condition[0].text in values and r._text(close + 1) == "{" and close + 1 in r.match:
+                    dead += self._dead_cases(fn, close + 1, values[condition[0].text])
+                continue
+            texts = [x.text for x in condition]
+            operator = next((op for op in ("==", "!=") if texts.count(op) == 1), None)
+            if operator is None:
+                continue
+            left, right = condition[: texts.index(operator)], condition[texts.index(operator) + 1 :]
+            if len(right) == 1 and right[0].text in values:
+                left, right = right, left
+            if len(left) != 1 or left[0].text not in values or not right:
+                continue
+            label = self._constant(fn, right)
+            if label is None:
+                continue
+            then_end = _statement_end(r, close + 1)
+            taken = (values[left[0].text] == label) == (operator == "==")
+            if not taken:
+                dead.append((close + 1, then_end + 1))
+            elif r._text(then_end + 1) == "else":
+                dead.append((then_end + 1, _statement_end(r, then_end + 2) + 1))
+        return tuple(dead)
+
+    def _unreached(self, kernel: _Function, dead: tuple[tuple[int, int], ...]) -> frozenset[int]:
+        """The functions (by id) the kernel's code outside ``dead`` never reaches, by the names it calls (and
+        the classes it names, for their constructors), followed through what those call: a method only the
+        untaken arm calls (its writes to a member are not this launch's)."""
+        def named(fn: _Function, skip=()) -> set[str]:
+            r, t = fn.file.reader, fn.file.reader.t
+            return {t[k].text for k in range(fn.open + 1, fn.close) if t[k].kind == "ident" and not any(a <= k < b for a, b in skip)
+                    and (r._text(k + 1) in ("(", "<") or t[k].text in self.class_members)}  # fmt: skip
+
+        names = named(kernel, dead)
+        reached: set[int] = {id(kernel)}
+        frontier = True
+        while frontier:
+            frontier = False
+            for fns in self.functions.values():
+                for fn in fns:
+                    if id(fn) in reached:
+                        continue
+                    # operators and constructors run without their names being called
+                    if fn.name in names or fn.name == fn.klass or not fn.name.isidentifier() or fn.name == "operator":
+                        reached.add(id(fn))
+                        names |= named(fn)
+                        frontier = True
+        return frozenset(id(fn) for fns in self.functions.values() for fn in fns if id(fn) not in reached)
+
+    def _dead_cases(self, fn: _Function, brace: int, value: int) -> list[tuple[int, int]]:
+        r, t = fn.file.reader, fn.file.reader.t
+        end = r.match[brace]
+        arms: list[tuple[int | None, int, int]] = []  # (label value, None for default; label start; body start)
+        k = brace + 1
+        while k < end:
+            if t[k].text in ("(", "[", "{") and k in r.match:
+                k = r.match[k] + 1
+                continue
+            if t[k].text in ("case", "default"):
+                colon = next((m for m in range(k + 1, end) if t[m].text == ":"), None)
+                if colon is None:
+                    return []
+                if t[k].text == "default":
+                    label = None
+                else:
+                    label = self._constant(fn, t[k + 1 : colon])
+                    if label is None:
+                        return []  # a label opkit cannot evaluate: every arm may run
+                arms.append((label, k, colon + 1))
+                k = colon + 1
+                continue
+            k += 1
+        if not arms:
+            return []
+        bounds = [(label, start, body, arms[n + 1][1] if n + 1 < len(arms) else end) for n, (label, start, body) in enumerate(arms)]
+        first = next((n for n, b in enumerate(bounds) if b[0] == value), None)
+        if first is None:
+            first = next((n for n, b in enumerate(bounds) if b[0] is None), None)
+        live = set()
+        n = first
+        while n is not None and n < len(bounds):
+            live.add(n)
+            label, start, body, stop = bounds[n]
+            if _ends_arm(t, body, stop):
+                break
+            n += 1  # falls through to the next arm
+        return [(start, stop) for n, (label, start, body, stop) in enumerate(bounds) if n not in live]
+
+    def _constant(self, fn: _Function, tokens: list[Token]) -> int | None:
+        from opkit.formats.cpp_constants import CppConstants, Unreadable
+        from opkit.formats.cpp_text import CppText
+
+        path = fn.file.path
+        if path not in self._constants:
+            self._constants[path] = CppConstants(CppText(self.texts[path])) if path in self.texts else None
+        constants = self._constants[path]
+        if constants is None or not tokens:
+            return None
+        try:
+            value = constants.value(_join(tokens), tokens[0].offset)
+        except (Unreadable, ValueError, ArithmeticError):
+            return None
+        return int(value) if isinstance(value, (int, bool)) else None
 
     # -- analysis --------------------------------------------------------------------------------
     def _writes(self, fn: _Function, index: int, depth: int) -> tuple[str, tuple[Write, ...], str]:
@@ -295,12 +475,14 @@ class DeviceCode:
         if depth > MAX_DEPTH:
             return UNKNOWN, (), f"calls nested deeper than {MAX_DEPTH}"
         self._memo[key] = (UNKNOWN, (), f"{fn.name} calls itself")
-        if index < len(fn.params) and fn.params[index][0]:
+        if index < len(fn.params) and not fn.params[index][0]:
+            result = (NO, (), "")  # an unnamed parameter: the body cannot name it
+        elif index < len(fn.params):
             scan = _Scan(self, fn, depth, returns_to_caller=True)
             result = scan.run({fn.params[index][0]})
             self._returned[key] = scan.returned
         else:
-            result = (UNKNOWN, (), "unnamed parameter")
+            result = (UNKNOWN, (), "no such parameter")
         self._memo[key] = result
         return result
 
@@ -315,9 +497,10 @@ class DeviceCode:
             return self._member_memo[key]
         self._member_memo[key] = (NO, (), "")  # a member bound again while its class is read: nothing new
         states = []
+        family = self.family(klass)
         for fns in self.functions.values():
             for fn in fns:
-                if fn.klass == klass:
+                if fn.klass in family and id(fn) not in self._dead:
                     states.append(_Scan(self, fn, depth, members_only=True).run({member}))
         result = _combine(states)
         self._member_memo[key] = result
@@ -352,18 +535,21 @@ class DeviceCode:
         return self._macro_words[key]
 
     def callees(self, name: str, klass: str | None, arity: int) -> list[_Function]:
-        """The functions a call of ``name`` with ``arity`` arguments may run. A functor called through a ``using``
-        alias runs its constructor; where a class template has explicit specializations, its primary template's
-        empty body is the fallback no instantiation in these files reaches, not code that runs."""
+        """The functions a call of ``name`` with ``arity`` arguments may reach: ``klass``'s method, else its nearest
+        base class's that defines it. A functor called through a ``using`` alias runs its constructor; where a
+        class template has explicit specializations, its primary template's empty body is the fallback no
+        instantiation in these files reaches, not code that runs."""
         if name not in self.functions and name in self.aliases:
             name = self.aliases[name]
             klass = name
-        candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (klass is None or f.klass == klass)]
-        exact = [f for f in candidates if len(f.params) == arity]
-        found = exact or candidates
-        if any(f.specialized for f in found):
-            found = [f for f in found if f.specialized or not f.empty] or found
-        return found
+        for owner in self.lineage(klass) if klass is not None else [None]:
+            candidates = [f for f in self.functions.get(name, []) if len(f.params) >= arity and (owner is None or f.klass == owner)]
+            found = [f for f in candidates if len(f.params) == arity] or candidates
+            if found:
+                if any(f.specialized for f in found):
+                    found = [f for f in found if f.specialized or not f.empty] or found
+                return found
+        return []
 
 
 # _argument's answer for a call that returns the memory passed to it: follow the call's value instead
@@ -383,10 +569,11 @@ def _combine(states: list[tuple[str, tuple[Write, ...], str]]) -> tuple[str, tup
 class _Scan:
     """The uses of some names (a parameter and what it is copied into) inside one function."""
 
-    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False, returns_to_caller: bool = False):
+    def __init__(self, code: DeviceCode, fn: _Function, depth: int, *, members_only: bool = False, returns_to_caller: bool = False, dead: tuple[tuple[int, int], ...] = ()):
         self.code, self.fn, self.depth = code, fn, depth
         self.returns_to_caller = returns_to_caller  # a parameter's scan: its call site follows what is returned
         self.returned = False
+        self.dead = dead  # token ranges the launch never runs (DeviceCode._dead_arms)
         self.r = fn.file.reader
         self.t = self.r.t
         self.members_only = members_only
@@ -399,7 +586,7 @@ class _Scan:
             name = pending.pop()
             for i in range(self.fn.open + 1, self.fn.close):
                 tok = self.t[i]
-                if tok.kind != "ident" or tok.text != name or self.r._text(i + 1) == "::":
+                if tok.kind != "ident" or tok.text != name or self.r._text(i + 1) == "::" or any(a <= i < b for a, b in self.dead):
                     continue
                 before = self.r._text(i - 1)
                 if before in (".", "->") and not (before == "->" and self.r._text(i - 2) == "this"):
@@ -473,7 +660,7 @@ class _Scan:
         if self.r._text(start - 1) != "*":
             return False
         before = self.t[start - 2] if start >= 2 else None
-        return before is None or (before.kind != "ident" and before.text not in (">", ">>", "*"))
+        return before is None or (before.kind != "ident" and before.text not in (">", ">>", "*", "&"))
 
     def _field(self, i: int, name: str) -> list[str]:
         """``name->a.b`` not called: a store into the memory ``name`` points to when assigned, else a value read
@@ -594,6 +781,11 @@ class _Scan:
     def _statement(self, start: int, i: int, name: str) -> list[str]:
         """A use outside any call: ``auto q = y + off;``, ``this->y_ = y;``, ``return y;`` or an expression that reads."""
         r, t = self.r, self.t
+        brace = self._enclosing_brace(start)
+        if brace is not None:
+            # Params p{x, y}, Type{x}, = {x}: stored in an aggregate, which is not followed
+            self._unknown(f"{name} is stored in the aggregate {_join(t[max(brace - 2, self.fn.open + 1) : brace])}{{...}} at line {t[i].line}, which is not followed")
+            return []
         k = start - 1
         while k > self.fn.open and r._text(k) not in (";", "{", "}", "=", "return", ","):
             k -= 1
@@ -605,6 +797,24 @@ class _Scan:
             else:
                 self._unknown(f"returned from {self.fn.name} at line {t[i].line}")
         return []
+
+    def _enclosing_brace(self, start: int) -> int | None:
+        """The ``{`` of a braced initialiser around token ``start`` (not a block's), or None."""
+        r, t = self.r, self.t
+        k = start - 1
+        while k > self.fn.open:
+            text = r._text(k)
+            if text in (")", "]", "}") and k in r.match:
+                k = r.match[k] - 1
+                continue
+            if text == ";":
+                return None
+            if text == "{":
+                before = t[k - 1]
+                initialiser = (before.kind == "ident" and before.text not in ("else", "do", "try")) or before.text in ("=", "(", ",", ">", "return")
+                return k if initialiser else None
+            k -= 1
+        return None
 
     def _bound(self, name: str) -> str:
         how = self.bindings.get(name)
@@ -651,6 +861,34 @@ def _macro_kernels(directives: list[Token], tokens: list[Token]) -> list[list[To
                 continue
             expansions.append([replace(t, line=tok.line, column=tok.column) for t in expanded if t.kind != "directive"])
     return expansions
+
+
+def _statement_end(r: _Reader, k: int) -> int:
+    """The last token of the statement starting at token ``k``: a block, an ``if`` (with its ``else``), or up to ``;``."""
+    t = r.t
+    if r._text(k) == "{" and k in r.match:
+        return r.match[k]
+    if r._text(k) in ("if", "for", "while", "switch") and r._text(k + 1) == "(" and k + 1 in r.match:
+        end = _statement_end(r, r.match[k + 1] + 1) if r._text(k) != "switch" else r.match.get(r.match[k + 1] + 1, r.match[k + 1] + 1)
+        if r._text(k) == "if" and r._text(end + 1) == "else":
+            return _statement_end(r, end + 2)
+        return end
+    while k < len(t) and t[k].text != ";":
+        k = r.match[k] + 1 if t[k].text in ("(", "[", "{") and k in r.match else k + 1
+    return k
+
+
+def _ends_arm(t: list[Token], body: int, stop: int) -> bool:
+    """A switch arm ``tokens[body:stop]`` ends in ``break;`` or ``return ...;`` (in a block or not): no fall-through."""
+    texts = [x.text for x in t[body:stop]]
+    while texts and texts[-1] == "}":
+        texts.pop()
+    if texts[-2:] == ["break", ";"]:
+        return True
+    if texts and texts[-1] == ";":
+        start = max((n for n, x in enumerate(texts[:-1]) if x in (";", "{", "}")), default=-1) + 1
+        return texts[start : start + 1] == ["return"]
+    return False
 
 
 def _split(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:

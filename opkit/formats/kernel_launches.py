@@ -8,6 +8,13 @@ which drain torch_npu's task queue first), whether it runs inside a lambda that
 unqueued launch; and, in functions that launch a kernel, host work that waits for the device (``.item()``,
 ``.cpu()``, stream synchronisation, reading device memory on the host).
 
+For the kernel-effects model (``read_pointer_calls``), the pointers each launch passes, traced to the host
+function's tensors; launches are ``k<<<...>>>(args)``, CANN's ``ACLRT_LAUNCH_KERNEL(k)(blockDim, stream,
+args...)``, and a project's launch macro (``launch_macros``): a function-like ``#define`` whose body launches
+the kernel one of its parameters names and forwards ``__VA_ARGS__`` to it, directly or through a conversion
+(sgl-kernel-npu's ``EXEC_KERNEL_CMD(kernel, blockDim, args...)`` turns each tensor into its data pointer with
+``ConvertTypes(__VA_ARGS__)`` and ``std::apply``).
+
 Not a C++ front end: one function's statements are followed in text order, and a stream variable is
 traced through its last assignment before the launch (one variable deep).
 """
@@ -32,6 +39,9 @@ NO_DRAIN = "acl_no_drain"  # .stream(false): the ACL stream, the queue left as i
 DRAINED = "acl_drained"  # .stream(true) or .stream(): the ACL stream, after the queue drained
 UNKNOWN = "unknown"  # a parameter, a member, a call opkit does not follow
 
+# CANN's ascendc build generates `#define ACLRT_LAUNCH_KERNEL(k) aclrtlaunch_##k`, a function taking
+# (blockDim, stream, kernel arguments...): the header exists only after a build, so the name is known here.
+ACLRT_LAUNCH = "ACLRT_LAUNCH_KERNEL"
 QUEUE_CALLS = frozenset({"RunOpApi", "RunOpApiV2", "RunOpApiV3"})  # OpCommand's: run a callable on the task queue
 # ATen functions that only allocate or describe: no work on the task queue.
 _NOT_QUEUED = frozenset(
@@ -95,8 +105,28 @@ class PointerCall:
     line: int
     column: int
     launch: bool
-    arguments: tuple[str, ...]  # as written
+    arguments: tuple[str, ...]  # as written (a launch: the kernel's arguments, in order)
     sources: tuple[PointerSource | None, ...]  # None: not traced to a tensor or a pointer parameter
+    form: str = ""  # a launch: how it is written ("k<<<>>>", "ACLRT_LAUNCH_KERNEL(k)", "EXEC_KERNEL_CMD(k, ...) (#define at f.h:120)")
+    values: tuple[int | None, ...] = ()  # each argument's integer value where the function shows it (a literal, a variable set once)
+
+
+@dataclass(frozen=True)
+class LaunchMacro:
+    """A function-like ``#define`` that launches the kernel its parameter ``kernel`` names, the kernel's
+    arguments being the parameters ``leading`` then the variadic arguments, in order."""
+
+    name: str
+    kernel: int  # the parameter naming the kernel
+    leading: tuple[int, ...]  # parameters passed to the kernel before the variadic arguments
+    variadic: int  # the index of the first variadic argument at a use
+    converted: bool  # __VA_ARGS__ reaches the launch through a conversion (a tensor becomes its data pointer)
+    path: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.removeprefix('./')}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -165,16 +195,100 @@ def read_kernel_launches(path: str, text: str, *, cache: dict | None = None) -> 
     return _Reader(path, [t for t in tokens if t.kind != "directive"]).read()
 
 
-def read_pointer_calls(path: str, text: str, callees: frozenset[str] = frozenset(), *, cache: dict | None = None) -> dict[str, HostFunction]:
+def read_pointer_calls(
+    path: str, text: str, callees: frozenset[str] = frozenset(), *, cache: dict | None = None, macros: dict[str, LaunchMacro] | None = None,
+    lambdas: frozenset[tuple[int, int]] = frozenset(),
+) -> dict[str, HostFunction]:
     """The functions of ``text`` that launch a kernel or call one of ``callees`` (unqualified names), by
     unqualified name, each call's arguments traced to the tensors whose data pointers they pass; {} for text
-    the lexer cannot read. ``cache``: path → tokens, shared by the readers of one run."""
+    the lexer cannot read. ``cache``: path → tokens, shared by the readers of one run; ``macros``: the launch
+    macros of the files read (``launch_macros``); ``lambdas``: (line, column) of the ``[`` of lambdas read as
+    functions of their own (kernels registered by ``m.impl``), keyed ``lambda_key(line, column)``."""
     from opkit.formats.cpp_tokens import cached_tokens
 
     tokens = cached_tokens(path, text, cache)
     if tokens is None:
         return {}
-    return _Reader(path, [t for t in tokens if t.kind != "directive"]).pointer_calls(callees)
+    return _Reader(path, [t for t in tokens if t.kind != "directive"]).pointer_calls(callees, macros or {}, lambdas)
+
+
+def lambda_key(line: int, column: int) -> str:
+    """The name ``read_pointer_calls`` gives the lambda whose ``[`` is at ``line``:``column``."""
+    return f"<lambda {line}:{column}>"
+
+
+def has_launch_macros(text: str) -> bool:
+    """Whether ``text`` may define a launch macro (cheap: before reading its #defines)."""
+    return "__VA_ARGS__" in text and (ACLRT_LAUNCH in text or "<<<" in text)
+
+
+def launch_macros(texts: dict[str, str]) -> dict[str, LaunchMacro]:
+    """The launch macros the files define, by name: a function-like ``#define`` with a variadic parameter
+    whose body launches ``ACLRT_LAUNCH_KERNEL(P)(blockDim, stream, args)`` or ``P<<<...>>>(args)``, with P one
+    of its parameters and ``args`` its parameters and then ``__VA_ARGS__``, or a pack (``params...``) made from
+    ``__VA_ARGS__`` passed whole to one call (``ConvertTypes(__VA_ARGS__)``). A macro defined twice in
+    different shapes is left out (which one a file sees is the preprocessor's business)."""
+    from opkit.formats.cpp_registrations import macro_definitions
+
+    found: dict[str, LaunchMacro | None] = {}
+    for path, text in texts.items():
+        if not has_launch_macros(text):
+            continue
+        for macro in macro_definitions(path, text).values():
+            if "__VA_ARGS__" not in macro.directive or (ACLRT_LAUNCH not in macro.directive and "<<<" not in macro.directive):
+                continue
+            read = _launch_macro(macro)
+            if read is None:
+                continue
+            if macro.name in found and (found[macro.name] is None or found[macro.name][:5] != read[:5]):
+                found[macro.name] = None
+            else:
+                found[macro.name] = read
+    return {name: macro for name, macro in found.items() if macro is not None}
+
+
+def _launch_macro(macro) -> LaunchMacro | None:
+    from opkit.formats.cpp_registrations import _call_args
+
+    params = macro.params
+    if not params or params[-1] != "...":
+        return None
+    named = params[:-1]
+    body = list(macro.body)
+    sites = []
+    for k, text in enumerate(body):
+        if text == ACLRT_LAUNCH and body[k + 1 : k + 2] == ["("] and body[k + 2 : k + 3] and body[k + 2] in named and body[k + 3 : k + 5] == [")", "("]:
+            sites.append((named.index(body[k + 2]), k + 4, 2))  # (blockDim, stream, kernel arguments...)
+        elif text in named and body[k + 1 : k + 3] == ["<<", "<"]:
+            close = next((m for m in range(k + 3, len(body) - 3) if body[m : m + 3] == [">", ">", ">"]), None)
+            if close is not None and body[close + 3 : close + 4] == ["("]:
+                sites.append((named.index(text), close + 3, 0))
+    if len(sites) != 1:
+        return None  # no launch, or several: which kernel gets what is not one answer
+    kernel, opening, skipped = sites[0]
+    args, end = _call_args(body, opening)
+    if end is None or len(args) <= skipped:
+        return None
+    passed = args[skipped:]
+    leading = []
+    for arg in passed[:-1]:
+        if len(arg) != 1 or arg[0] not in named:
+            return None
+        leading.append(named.index(arg[0]))
+    last = passed[-1]
+    if last == ["__VA_ARGS__"]:
+        converted = False
+    elif len(last) == 2 and last[1] == "..." and _converts_va_args(body):
+        converted = True
+    else:
+        return None
+    return LaunchMacro(macro.name, kernel, tuple(leading), len(named), converted, macro.path, macro.line)
+
+
+def _converts_va_args(body: list[str]) -> bool:
+    """``__VA_ARGS__`` appears once, as the whole argument list of one call: ``F(__VA_ARGS__)``."""
+    uses = [k for k, text in enumerate(body) if text == "__VA_ARGS__"]
+    return len(uses) == 1 and body[uses[0] - 1 : uses[0]] == ["("] and body[uses[0] + 1 : uses[0] + 2] == [")"] and uses[0] >= 2 and body[uses[0] - 2][:1].isalpha()
 
 
 def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True, cache: dict | None = None) -> KernelLaunchFile:
@@ -184,6 +298,11 @@ def load_kernel_launch_file(path: str, text: str, *, explicit: bool = True, cach
     if read.error is not None:
         raise InputError("E002", f"cannot read the host C++: {read.error.message}", line=read.error.line, column=read.error.column)
     return KernelLaunchFile(path, read.launches, read.host_waits, noqa=NoqaMap.from_text(text, comment="//"))
+
+
+def _allocates(expr: list[Token]) -> bool:
+    """The expression makes a tensor of its own (``at::empty(...)``, ``OpPreparation::apply_tensor(...)``)."""
+    return any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in expr)
 
 
 def _join(tokens: list[Token]) -> str:
@@ -202,6 +321,7 @@ class _Reader:
         self.match = self._matching()
         self.bodies = self._bodies()
         self._positions: dict[str, list[int]] | None = None
+        self.roots: list[_Body] = []  # lambdas read as functions of their own (pointer_calls)
 
     # -- structure ---------------------------------------------------------------------------
     def _matching(self) -> dict[int, int]:
@@ -493,46 +613,113 @@ class _Reader:
         return next((i for i, t in enumerate(self.t) if t.line == where.line and t.column == where.column), None)
 
     # -- pointers passed to launches and calls ---------------------------------------------
-    def pointer_calls(self, callees: frozenset[str]) -> dict[str, HostFunction]:
+    def pointer_calls(self, callees: frozenset[str], macros: dict[str, LaunchMacro], lambdas: frozenset[tuple[int, int]]) -> dict[str, HostFunction]:
         t = self.t
         found: dict[int, list[PointerCall]] = {}
+        self.roots = [b for b in self.bodies if b.kind == "lambda" and (t[b.start].line, t[b.start].column) in lambdas] if lambdas else []
         for lt, gt in self._launch_sites():
             start = self._callee_start(lt)
             opening = gt + 3
             if self._text(opening) != "(" or opening not in self.match:
                 continue
             kernel = _join(self.t[start:lt]).split("<", 1)[0]
-            self._pointer_call(found, kernel, start, opening, launch=True)
-        if callees:
+            self._pointer_call(found, kernel, start, self._arguments(opening), launch=True, form=f"{kernel}<<<>>>")
+        if callees or macros or ACLRT_LAUNCH in (tok.text for tok in t):
             for j, tok in enumerate(t):
-                if tok.kind == "ident" and tok.text in callees and self._text(j + 1) == "(" and j + 1 in self.match and self._text(j - 1) not in (".", "->"):
-                    if self._innermost(j, ("function",)) is not None and not self._is_declaration(j):
-                        self._pointer_call(found, tok.text, j, j + 1, launch=False)
+                if tok.kind != "ident" or self._text(j + 1) != "(" or j + 1 not in self.match or self._text(j - 1) in (".", "->"):
+                    continue
+                if tok.text == ACLRT_LAUNCH:
+                    self._aclrt_launch(found, j)
+                elif tok.text in macros:
+                    self._macro_launch(found, macros[tok.text], j)
+                elif tok.text in callees and self._innermost(j, ("function",)) is not None and not self._is_declaration(j):
+                    self._pointer_call(found, tok.text, j, self._arguments(j + 1), launch=False)
         result: dict[str, HostFunction] = {}
         for body in self.bodies:
             if body.open in found:
-                result.setdefault(body.name, HostFunction(body.name, self.path, t[body.open].line, self._parameter_names(body), tuple(found[body.open])))
+                name = lambda_key(t[body.start].line, t[body.start].column) if body.kind == "lambda" else body.name
+                result.setdefault(name, HostFunction(name, self.path, t[body.open].line, self._parameter_names(body), tuple(found[body.open])))
         return result
+
+    def _arguments(self, opening: int) -> list[list[Token]]:
+        args = self._config(opening + 1, self.match[opening])
+        return [] if args == [[]] else args
+
+    def _aclrt_launch(self, found: dict[int, list[PointerCall]], j: int) -> None:
+        """``ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)``: a launch of ``k`` with ``args``."""
+        close = self.match[j + 1]
+        kernel = self.t[j + 2 : close]
+        if len(kernel) != 1 or kernel[0].kind != "ident" or self._text(close + 1) != "(" or close + 1 not in self.match:
+            return
+        args = self._arguments(close + 1)
+        if len(args) >= 2:
+            self._pointer_call(found, kernel[0].text, j, args[2:], launch=True, form=f"{ACLRT_LAUNCH}({kernel[0].text})")
+
+    def _macro_launch(self, found: dict[int, list[PointerCall]], macro: LaunchMacro, j: int) -> None:
+        """A use of a launch macro: the kernel its argument names, given the arguments the macro passes it."""
+        args = self._arguments(j + 1)
+        if len(args) < macro.variadic or macro.kernel >= len(args):
+            return
+        kernel = args[macro.kernel]
+        if len(kernel) != 1 or kernel[0].kind != "ident":
+            return
+        passed = [args[i] for i in macro.leading] + args[macro.variadic :]
+        form = f"{macro.name}({kernel[0].text}, ...) (the launch in its #define, {macro.where})"
+        self._pointer_call(found, kernel[0].text, j, passed, launch=True, form=form, tensors=macro.converted)
 
     def _is_declaration(self, j: int) -> bool:
         """``void f(int a);`` or ``extern void f(...)`` inside a body: a declaration, not a call."""
         prev = self.t[j - 1] if j > 0 else None
         return prev is not None and (prev.kind == "ident" and prev.text not in _CONTROL and prev.text not in ("else", "do")) and self._text(self.match[j + 1] + 1) != "."
 
-    def _pointer_call(self, found: dict[int, list[PointerCall]], callee: str, start: int, opening: int, *, launch: bool) -> None:
-        function = self._function_of(start)
+    def _pointer_call(self, found: dict[int, list[PointerCall]], callee: str, start: int, args: list[list[Token]], *, launch: bool, form: str = "", tensors: bool = False) -> None:
+        """``tensors``: the launch takes each tensor itself and passes its data pointer (a converting macro)."""
+        function = self._caller(start)
         if function is None:
             return
-        close = self.match[opening]
-        args = self._config(opening + 1, close)
-        if args == [[]]:
-            args = []
         params = self._parameter_names(function)
-        sources = tuple(self._pointer_source(arg, start, function, params, 0) if arg else None for arg in args)
+        sources = tuple(self._source(arg, start, function, params, tensors) if arg else None for arg in args)
+        values = tuple(self._integer(arg, function) for arg in args) if launch else ()
         tok = self.t[start]
         found.setdefault(function.open, []).append(
-            PointerCall(callee.rsplit("::", 1)[-1], function.name, tok.line, tok.column, launch, tuple(_join(a) for a in args), sources)
+            PointerCall(callee.rsplit("::", 1)[-1], function.name, tok.line, tok.column, launch, tuple(_join(a) for a in args), sources, form, values)
         )
+
+    def _integer(self, expr: list[Token], function: _Body, depth: int = 0) -> int | None:
+        """An integer literal (``0``, ``1u``, ``true``), or a local variable of ``function`` set once, to one."""
+        if len(expr) != 1:
+            return None
+        tok = expr[0]
+        if tok.kind == "number":
+            try:
+                return int(tok.text.rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        if tok.text in ("true", "false"):
+            return int(tok.text == "true")
+        if tok.kind != "ident" or depth > 0:
+            return None
+        sets = [j for j in self._named(tok.text, function.close, function.open)
+                if self._text(j + 1) in ("=", "+=", "-=", "++", "--", "|=", "&=", "{", "(") or self._text(j - 1) in ("&", "++", "--")][::-1]  # fmt: skip
+        if len(sets) != 1 or self._text(sets[0] + 1) != "=" or not self._is_declaration_or_assignment(sets[0]) or self.t[sets[0] - 1].kind != "ident":
+            return None  # set more than once, through a reference, or not declared here with a value
+        end = sets[0] + 2
+        while end < function.close and self._text(end) != ";":
+            end += 1
+        return self._integer(self.t[sets[0] + 2 : end], function, depth + 1)
+
+    def _caller(self, index: int) -> _Body | None:
+        """The function a call at token ``index`` belongs to: a lambda read as a function of its own, else the
+        enclosing function."""
+        inside = [b for b in self.roots if b.contains(index)]
+        return max(inside, key=lambda b: b.open) if inside else self._function_of(index)
+
+    def _source(self, expr: list[Token], at: int, function: _Body, params: tuple[str, ...], tensors: bool) -> PointerSource | None:
+        if tensors and len(expr) == 1 and expr[0].kind == "ident":
+            found = self._tensor_source(expr[0].text, at, function, params, expr[0].text, 0)
+            if found is not None:
+                return found
+        return self._pointer_source(expr, at, function, params, 0)
 
     def _parameter_names(self, function: _Body) -> tuple[str, ...]:
         j = function.open - 1
@@ -571,6 +758,10 @@ class _Reader:
             return PointerSource("pointer", params.index(name), name, via)
         if depth < 3:
             assigned = self._assignment(name, at, function)
+            if assigned and "?" in (x.text for x in assigned):  # c ? x : at::empty(...): x itself, where given
+                found = self._conditional_source(assigned, at, function, params, via, depth + 1)
+                if found is not None:
+                    return PointerSource("pointer", found.parameter, found.name, via)
             if assigned:
                 found = self._pointer_source(assigned, at, function, params, depth + 1)
                 return PointerSource(found.kind, found.parameter, found.name, via) if found is not None else None
@@ -584,7 +775,9 @@ class _Reader:
         assigned = self._assignment(name, at, function)
         if assigned and len(assigned) == 1 and assigned[0].kind == "ident":  # at::Tensor y_out = y;
             return self._tensor_source(assigned[0].text, at, function, params, via, depth + 1)
-        if assigned and any(x.text in ("empty", "empty_like", "zeros", "zeros_like", "apply_tensor", "apply_tensor_without_format") for x in assigned):
+        if assigned and "?" in (x.text for x in assigned):
+            return self._conditional_source(assigned, at, function, params, via, depth)
+        if assigned and _allocates(assigned):
             return PointerSource("local", -1, name, via)
         if assigned and self._returns_fresh(assigned, depth):  # auto z = add_meta(x, y);
             return PointerSource("local", -1, name, via)
@@ -615,6 +808,34 @@ class _Reader:
             if found is None or found.kind != "local":
                 return False
         return bool(returns)
+
+    def _conditional_source(self, expr: list[Token], at: int, function: _Body, params: tuple[str, ...], via: str, depth: int) -> PointerSource | None:
+        """``c ? x : at::empty(...)`` (``x.has_value() ? *x : ...``): argument ``x`` where it is given, else a
+        tensor of the function's own, so what the kernel writes through it is a write of ``x``; None when
+        both arms may be arguments, or an arm is not read."""
+        marks = [k for k, x in enumerate(expr) if x.text in ("?", ":") and self._depth_in(expr, k) == 0]
+        if [expr[k].text for k in marks] != ["?", ":"]:
+            return None
+        sources = []
+        for arm in (expr[marks[0] + 1 : marks[1]], expr[marks[1] + 1 :]):
+            texts = [x.text for x in arm]
+            if texts[:1] == ["*"] or texts[-4:] == [".", "value", "(", ")"]:  # an optional's tensor
+                arm = arm[1:] if texts[:1] == ["*"] else arm[:-4]
+            if len(arm) == 1 and arm[0].kind == "ident":
+                sources.append(self._tensor_source(arm[0].text, at, function, params, via, depth + 1))
+            else:
+                sources.append(PointerSource("local", -1, "", via) if arm and _allocates(arm) else None)
+        tensors = [x for x in sources if x is not None and x.kind == "tensor"]
+        if None in sources or len(tensors) != 1:
+            return None
+        return PointerSource("tensor", tensors[0].parameter, tensors[0].name, via)
+
+    @staticmethod
+    def _depth_in(expr: list[Token], index: int) -> int:
+        depth = 0
+        for x in expr[:index]:
+            depth += 1 if x.text in "([{" else -1 if x.text in ")]}" else 0
+        return depth
 
     def _value_names(self, expr: list[Token]) -> list[str]:
         """The variables an expression reads, casts left out: ``(GM_ADDR)x``, ``static_cast<uint8_t *>(p)``."""
