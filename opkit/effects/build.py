@@ -14,6 +14,7 @@ when asked, so a lint of a yaml file never loads the C++ readers.
 * ``cpp_texts``: every C++ file's text by path (kernel bodies, helpers, aclnn headers, device kernels);
 * ``python_files``: ``RegistrationFile``s; ``opdef_files``: ``OpDefFile``s; ``launch_files``:
   ``KernelLaunchFile``s; ``yaml_files``: ``OpPluginFile``s.
+* ``cpp_tokens``, ``device_code``: what one producer lexed and read of a C++ file, for the next (optional).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Sources:
     opdef_files: list = field(default_factory=list)
     launch_files: list = field(default_factory=list)
     yaml_files: list = field(default_factory=list)
+    cpp_tokens: dict = field(default_factory=dict)  # path → tokens, shared by the producers
+    device_code: dict = field(default_factory=dict)  # path → a file's device-code structure, shared likewise
 
 
 def compute(inputs, producers: Iterable[str] = PRODUCERS) -> dict[str, OpEffects]:

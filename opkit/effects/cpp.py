@@ -290,7 +290,7 @@ class _Kernels:
         from opkit.naming import msopgen_snake
 
         if self._device is None:
-            self._device = DeviceKernels(self.texts)
+            self._device = DeviceKernels(self.texts, getattr(self.inputs, "cpp_tokens", None), getattr(self.inputs, "device_code", None))
         name = msopgen_snake(op.op_type)
         project = os.path.dirname(os.path.dirname(op.path))
         near = next((p for p in self.texts if p.startswith(project) and os.path.basename(os.path.dirname(p)) == "op_kernel" and name in self.texts[p]), "")

@@ -76,7 +76,7 @@ class _Builder:
             if frozenset(found) == known:
                 break
         self._calls: dict[str, dict] = {}
-        self.device = DeviceKernels(self.texts, self.tokens)
+        self.device = DeviceKernels(self.texts, self.tokens, getattr(project, "device_code", None))
         self.schemas = schemas_by_op(project)
 
     def effects(self) -> Iterator[OpEffects]:
@@ -201,9 +201,10 @@ class DeviceKernels:
     """The ``__global__`` kernels of some C++ texts, found by name: each looked for in a file and what it
     includes, else in the one other file that defines it; each group of files read once."""
 
-    def __init__(self, texts: dict[str, str], tokens: dict | None = None):
+    def __init__(self, texts: dict[str, str], tokens: dict | None = None, parts: dict | None = None):
         self.texts = texts
         self.tokens = {} if tokens is None else tokens  # path → tokens, shared with the launch reader
+        self.parts = {} if parts is None else parts  # path → the file's device-code structure, read once
         self._code: dict[tuple[str, ...], object] = {}
         self._by_path: dict[str, str] | None = None
 
@@ -228,7 +229,7 @@ class DeviceKernels:
         from opkit.formats.device_kernels import DeviceCode
 
         if paths not in self._code:
-            self._code[paths] = DeviceCode({p: self.texts[p] for p in paths}, cache=self.tokens)
+            self._code[paths] = DeviceCode({p: self.texts[p] for p in paths}, cache=self.tokens, parts=self.parts)
         return self._code[paths]
 
     def with_includes(self, path: str, depth: int = 3) -> tuple[str, ...]:

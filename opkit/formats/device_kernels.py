@@ -119,7 +119,9 @@ class _File:
 class DeviceCode:
     """The device code of some files, read together: kernels by name, and each one's parameter writes."""
 
-    def __init__(self, texts: dict[str, str], *, cache: dict | None = None):
+    def __init__(self, texts: dict[str, str], *, cache: dict | None = None, parts: dict | None = None):
+        """``cache``: path → tokens; ``parts``: path → that file's structure (functions, classes, macros), read
+        once however many groups of files include it."""
         self.files: list[_File] = []
         self.functions: dict[str, list[_Function]] = {}
         self.class_members: dict[str, set[str]] = {}
@@ -127,30 +129,21 @@ class DeviceCode:
         self.errors: dict[str, str] = {}  # path → why it was not read
         self.macros: dict[str, frozenset[str]] = {}  # #define NAME → the words of its parameters and body
         self.aliases: dict[str, str] = {}  # ``using CopyOut = l0c_to_gm<...>;`` → "l0c_to_gm"
+        self.class_names: dict[str, str] = {}  # an object-like #define → the first name of its body
         self._macro_words: dict[int, dict[str, str]] = {}
-        class_names: dict[str, str] = {}  # an object-like #define → the first name of its body
         for path, text in texts.items():
-            every = cached_tokens(path, text, cache)
-            if every is None:
-                self.errors[path] = "the C++ lexer cannot read it"
+            if parts is None:
+                self._read(path, text, cache)
                 continue
-            tokens = [t for t in every if t.kind != "directive"]
-            for tok in every:
-                m = _ANY_DEFINE.match(tok.text) if tok.kind == "directive" else None
-                if m:
-                    self.macros[m.group(1)] = frozenset(re.findall(r"[A-Za-z_]\w*", m.group(2)))
-                    named = re.match(r"\s+([A-Za-z_]\w*)", m.group(2))
-                    if named and not m.group(2).startswith("("):
-                        class_names[m.group(1)] = named.group(1)
-            self._index(_File(path, _Reader(path, tokens)))
-            for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
-                self._index(_File(path, _Reader(path, expansion)))
+            if path not in parts:
+                parts[path] = DeviceCode({path: text}, cache=cache)
+            self._add(parts[path])
         # methods defined outside their class through a macro naming it (`#define KERNEL_CLASS Kernel<T, N>`,
         # `KERNEL_CLASS::Process()`): the class the macro names
         for fns in self.functions.values():
             for fn in fns:
-                if fn.klass in class_names and fn.klass not in self.class_members:
-                    fn.klass = class_names[fn.klass]
+                if fn.klass in self.class_names and fn.klass not in self.class_members:
+                    fn.klass = self.class_names[fn.klass]
         self._memo: dict[tuple[int, int], tuple[str, tuple[Write, ...], str]] = {}
         self._returned: dict[tuple[int, int], bool] = {}
         self.texts = texts
@@ -159,6 +152,37 @@ class DeviceCode:
         self._member_memo: dict[tuple[str, str], tuple[str, tuple[Write, ...], str]] = {}
 
     # -- structure -------------------------------------------------------------------------------
+    def _read(self, path: str, text: str, cache: dict | None) -> None:
+        every = cached_tokens(path, text, cache)
+        if every is None:
+            self.errors[path] = "the C++ lexer cannot read it"
+            return
+        tokens = [t for t in every if t.kind != "directive"]
+        for tok in every:
+            m = _ANY_DEFINE.match(tok.text) if tok.kind == "directive" else None
+            if m:
+                self.macros[m.group(1)] = frozenset(re.findall(r"[A-Za-z_]\w*", m.group(2)))
+                named = re.match(r"\s+([A-Za-z_]\w*)", m.group(2))
+                if named and not m.group(2).startswith("("):
+                    self.class_names[m.group(1)] = named.group(1)
+        self._index(_File(path, _Reader(path, tokens)))
+        for expansion in _macro_kernels([t for t in every if t.kind == "directive"], tokens):
+            self._index(_File(path, _Reader(path, expansion)))
+
+    def _add(self, part: DeviceCode) -> None:
+        """One file's structure (read alone) joined to the group's."""
+        self.files += part.files
+        for name, fns in part.functions.items():
+            self.functions.setdefault(name, []).extend(fns)
+        for table, mine in ((part.class_members, self.class_members), (part.class_bases, self.class_bases)):
+            for name, names in table.items():
+                mine.setdefault(name, set()).update(names)
+        self.errors.update(part.errors)
+        self.macros.update(part.macros)
+        self.class_names.update(part.class_names)
+        for name, target in part.aliases.items():
+            self.aliases.setdefault(name, target)
+
     def _index(self, file: _File) -> None:
         self.files.append(file)
         r, t = file.reader, file.reader.t
