@@ -71,6 +71,9 @@ _HARMLESS_CALLS = frozenset(
     c10::str c10::string_view std::string get_npu_format at_npu::native::get_npu_format is_npu torch_npu::utils::is_npu
     at_npu::native::FormatHelper::GetFormat CalcuOpUtil::GetTensorNpuFormat""".split()
 )
+# CANN's runtime copies (acl/acl_rt.h), destination first: aclrtMemcpy(dst, destMax, src, count, kind),
+# aclrtMemcpyAsync(..., stream), aclrtMemset(dst, destMax, value, count); the other operands are read.
+RUNTIME_COPIES = frozenset({"aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset", "aclrtMemsetAsync"})
 # Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
 _LIBRARY_NAMESPACES = ("at::", "torch::", "c10::", "c10_npu::", "at_npu::", "torch_npu::", "std::", "op_api::", "acl")
 _DTYPES = {
@@ -591,6 +594,11 @@ class _FlowReader:
         if not passed:
             return
         self.explain(*fact.args)  # understood below, or marked unknown
+        if short in RUNTIME_COPIES and len(fact.args) >= 4:
+            for i, arg, param in passed:
+                if i == 0:
+                    self.flow.write(param, self.evidence(fact, f"{short}'s destination {arg.text} points into it"))
+            return  # the source and the sizes are read
         if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
             return
         if name.startswith(("at::", "torch::")) and name.count("::") == 1:

@@ -289,6 +289,20 @@ def test_a_non_const_reference_is_no_write(tmp_path):
     assert [f.message.split(":")[0] for f in lint([str(root)], use_cache=False, selection=Selection(("K2",))).findings] == ["the schema marks 'x' written (`Tensor(a!) x`), but kernel my_op never writes it"]
 
 
+@pytest.mark.parametrize("schema, fires", [("my_op(Tensor! x, Tensor! cache) -> ()", "K202"), ("my_op(Tensor x, Tensor! cache) -> ()", None)])
+def test_a_runtime_copy_writes_its_destination_and_reads_its_source(tmp_path, schema, fires):
+    # vllm-ascend's swap_blocks shape: block copies between two tensors' memory with CANN's runtime
+    body = """
+char *src = static_cast<char *>(x.data_ptr());
+char *dst = static_cast<char *>(cache.data_ptr());
+aclrtMemcpyAsync(dst + 64, 64, src + 128, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, stream);
+"""
+    root = project(tmp_path, kernel(body), schema, params=PARAMS)
+    assert written(root) == {"x": "no", "cache": "yes"}
+    assert "aclrtMemcpyAsync's destination dst+64 points into it" in effects_of(root).argument("cache").evidence[0].why
+    assert codes(root) == ([fires] if fires else [])
+
+
 def test_a_tensor_used_where_opkit_does_not_read_is_unknown(tmp_path):
     body = "MyParams params{x, cache};\nlaunch_with(params);"
     root = project(tmp_path, kernel(body), "my_op(Tensor(a!) x, Tensor(b!) cache) -> ()", params=PARAMS)
