@@ -41,15 +41,16 @@ def produce(inputs) -> Iterator[OpEffects]:
     if not files:
         return iter(())
     texts = {f.path: f.text for f in files}
-    read = [kernels for f in files if (kernels := _kernels(f.path, f.text, texts.get)) is not None and kernels.kernels]
+    trees = getattr(inputs, "python_trees", None)
+    read = [kernels for f in files if (kernels := _kernels(f.path, f.text, texts.get, trees)) is not None and kernels.kernels]
     if not read:
         return iter(())
     return python_effects(read, schema_index(_schema_sites(inputs)))
 
 
-def _kernels(path: str, text: str, modules) -> PythonKernelFile | None:
+def _kernels(path: str, text: str, modules, trees: dict | None) -> PythonKernelFile | None:
     try:
-        return read_python_kernels(path, text, modules)
+        return read_python_kernels(path, text, modules, trees)
     except InputError:  # the registration reader reports the syntax error (E002)
         return None
 

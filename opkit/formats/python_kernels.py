@@ -46,6 +46,7 @@ from opkit.formats.python_registrations import (
     infer_schema,
     module_libraries,
     module_paths,
+    parsed,
     sibling_text,
     walk,
 )
@@ -741,10 +742,10 @@ def _to_cpu(call: ast.Call) -> bool:
 
 
 class _FileReader:
-    def __init__(self, path: str, tree: ast.Module, modules: ModuleReader | None = None):
+    def __init__(self, path: str, tree: ast.Module, modules: ModuleReader | None = None, nodes: dict | None = None):
         self.path = path
         self.modules = modules
-        self.nodes = walk(tree)
+        self.nodes = walk(tree) if nodes is None else nodes
         self.names = _Names([node for node, _ in self.nodes["imports"]])
         self.libraries = _assigned_libraries(self.nodes["assigns"], self.names)
         if modules is not None:  # ``from ._lib import lib``: a Library another module of the package makes
@@ -962,18 +963,14 @@ def _device_keys(node: ast.expr | None) -> list[str]:
 _MARKERS = ("custom_op", ".impl", "impl(", "register_kernel", DIRECT_REGISTER)
 
 
-def read_python_kernels(path: str, text: str, modules: ModuleReader | None = None) -> PythonKernelFile:
+def read_python_kernels(path: str, text: str, modules: ModuleReader | None = None, trees: dict | None = None) -> PythonKernelFile:
     """The Python kernels ``text`` registers, each with what its body shows; InputError E002 on a syntax error.
-    ``modules`` reads the package's other modules, for a Library imported from one."""
+    ``modules`` reads the package's other modules, for a Library imported from one; ``trees``: the modules the
+    registration reader parsed (``parsed``)."""
     if not any(marker in text for marker in _MARKERS):
         return PythonKernelFile(path)
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise InputError("E002", f"invalid Python: {exc.msg}", line=exc.lineno or 1, column=exc.offset or 1) from None
-    except ValueError as exc:
-        raise InputError("E002", f"invalid Python: {exc}") from None
-    return _FileReader(path, tree, modules).load()
+    tree, nodes = parsed(path, text, trees)
+    return _FileReader(path, tree, modules, nodes).load()
 
 
 def kernels_of(files: list[PythonKernelFile]) -> Iterator[PythonKernel]:

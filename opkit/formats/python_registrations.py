@@ -966,11 +966,11 @@ def _split_qualname(qualname: str) -> tuple[str, str]:
 
 
 class _Loader:
-    def __init__(self, path: str, tree: ast.Module, result: RegistrationFile, modules: ModuleReader | None = None):
+    def __init__(self, path: str, tree: ast.Module, result: RegistrationFile, modules: ModuleReader | None = None, nodes: dict | None = None):
         self.path = path
         self.modules = modules
         self.tree = tree
-        self.nodes = walk(tree)
+        self.nodes = walk(tree) if nodes is None else nodes
         self.names = _Names([node for node, _ in self.nodes["imports"]])
         self.result = result
         self.libraries: dict[str, LibraryObject] = {}
@@ -1371,18 +1371,31 @@ class _Loader:
         return any(isinstance(u, ast.Name) and u.id in params for u in used)
 
 
-def load_registration_file(path: str, text: str, *, explicit: bool = True, modules: ModuleReader | None = None) -> RegistrationFile:
+def load_registration_file(path: str, text: str, *, explicit: bool = True, modules: ModuleReader | None = None, trees: dict | None = None) -> RegistrationFile:
     """Parse ``text`` with ``ast`` (never import it); InputError E002 on a syntax error. ``modules`` reads
-    the package's other modules, for a Library imported from one (``from ._lib import lib``)."""
+    the package's other modules, for a Library imported from one (``from ._lib import lib``). ``trees``:
+    path → (tree, ``walk(tree)``), kept for the kernel reader of the same lint."""
+    result = RegistrationFile(path, text, NoqaMap.from_text(text, comment="#"))
+    tree, nodes = parsed(path, text, trees)
+    _Loader(path, tree, result, modules, nodes).load()
+    return result
+
+
+def parsed(path: str, text: str, trees: dict | None = None) -> tuple[ast.Module, dict]:
+    """``text``'s tree and its nodes by kind (``walk``), from ``trees`` when it holds ``path`` (kept there
+    when given): the readers of one lint parse and walk a module once. InputError E002 on a syntax error."""
+    if trees is not None and path in trees:
+        return trees[path]
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise InputError("E002", f"invalid Python: {exc.msg}", line=exc.lineno or 1, column=exc.offset or 1) from None
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         raise InputError("E002", f"invalid Python: {exc}") from None
-    result = RegistrationFile(path, text, NoqaMap.from_text(text, comment="#"))
-    _Loader(path, tree, result, modules).load()
-    return result
+    found = (tree, walk(tree))
+    if trees is not None:
+        trees[path] = found
+    return found
 
 
 

@@ -143,7 +143,7 @@ def _load_one(project: LintProject, target: list, item, kind: str, text: str, ma
 
             source = load_cpp_registrations(item.path, text, macros)
         elif kind == "python":
-            source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules)
+            source = _loader(kind)(item.path, text, explicit=item.explicit, modules=modules, trees=project.python_trees)
         elif kind == "launch":
             source = _loader(kind)(item.path, text, explicit=item.explicit, cache=project.cpp_tokens)
         else:

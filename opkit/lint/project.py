@@ -25,6 +25,8 @@ class LintProject:
     launch_files: list = field(default_factory=list)  # host C++ launching kernels with <<<>>> (.asc, .cpp)
     # path → the file's C++ tokens (``cpp_tokens.cached_tokens``): the launch reader's, followed again by the effects
     cpp_tokens: dict = field(default_factory=dict)
+    # path → a Python module's (tree, nodes by kind): parsed once for the registration and kernel readers
+    python_trees: dict = field(default_factory=dict)
     # path → the file's device-code structure (``device_kernels.DeviceCode`` of it alone), read once for the effects
     device_code: dict = field(default_factory=dict)
     schema_sites: list[SchemaSite] = field(default_factory=list)
