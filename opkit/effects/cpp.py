@@ -74,6 +74,8 @@ _HARMLESS_CALLS = frozenset(
 # CANN's runtime copies (acl/acl_rt.h), destination first: aclrtMemcpy(dst, destMax, src, count, kind),
 # aclrtMemcpyAsync(..., stream), aclrtMemset(dst, destMax, value, count); the other operands are read.
 RUNTIME_COPIES = frozenset({"aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset", "aclrtMemsetAsync"})
+# CANN's calls making an aclTensor handle of memory given by pointer (its last argument): the handle is that memory.
+HANDLE_MAKERS = frozenset({"aclCreateTensor"})
 # Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
 _LIBRARY_NAMESPACES = ("at::", "torch::", "c10::", "c10_npu::", "at_npu::", "torch_npu::", "std::", "op_api::", "acl")
 _DTYPES = {
@@ -142,6 +144,7 @@ class _Flow:
     returns: list[tuple[Evidence, tuple]] = field(default_factory=list)  # (where, per value: ("alias", p) | ("fresh", Allocation) | None)
     aclop: list[Evidence] = field(default_factory=list)
     syncs: list[Evidence] = field(default_factory=list)
+    handles: set[str] = field(default_factory=set)  # parameters whose memory a returned handle refers to
 
     def write(self, param: str, evidence: Evidence) -> None:
         self.writes.setdefault(param, []).append(evidence)
@@ -396,6 +399,7 @@ class _FlowReader:
                 self.flow.not_known(p, f"{self.path} cannot be read as C++")
             return self.flow
         facts = body.facts
+        self.calls_at = {(f.line, f.column): f for f in facts if f.kind == "call"}  # an assignment's source call's arguments
         self.custom_handlers = {f.target.root for f in facts if f.kind == "method" and f.name == "SetCustomHandler" and f.target is not None}
         for fact in facts:
             handler = getattr(self, "_" + fact.kind)
@@ -423,7 +427,7 @@ class _FlowReader:
             return None
         base = self.alias.get(operand.root)
         if base is None:
-            return self.pointers.get(operand.root) if operand.root in self.pointers and not operand.chain and not surely else None
+            return self.pointers.get(operand.root) if operand.root in self.pointers and operand.chain in ((), ("get",)) and not surely else None
         if surely and operand.root in self.maybe:
             return None
         return base if all(c in (VIEW_METHODS if surely else WRITE_THROUGH) for c in operand.chain) else None
@@ -431,15 +435,17 @@ class _FlowReader:
     def _touched(self, operand) -> str | None:
         """The tracked parameter whose memory an operand hands on: the parameter or a view of it, a pointer to
         its data (``x.data_ptr()``, a variable holding one, ``&x``); not a value computed from it (``x.size(0)``)."""
-        if operand is None or operand.call:
+        if operand is None:
             return None
+        if operand.call:
+            return self._wrapped(operand) if operand.call.rsplit("::", 1)[-1] in HANDLE_MAKERS else None
         if not operand.root:  # an expression opkit does not take apart (arithmetic, a conditional): what it mentions
             return next(
                 (self.alias.get(n) or self.pointers.get(n) for n, _, _, member in operand.names
                  if (n in self.alias or n in self.pointers) and (not member or member in WRITE_THROUGH or member in POINTER_METHODS)),
                 None,
             )  # fmt: skip
-        if operand.root in self.pointers and not operand.chain:
+        if operand.root in self.pointers and operand.chain in ((), ("get",)):  # a pointer, a handle's .get()
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
         if base is None:
@@ -448,6 +454,34 @@ class _FlowReader:
         if chain and chain[-1] in POINTER_METHODS:
             chain = chain[:-1]
         return base if all(c in WRITE_THROUGH for c in chain) else None
+
+    def _standard_alias(self, name: str) -> bool:
+        """Whether ``name`` is a ``using`` alias of a standard library type in the kernel's file."""
+        if "::" in name or f"using {name}" not in self.k.texts.get(self.path, ""):
+            return False
+        return re.search(r"\busing\s+%s\s*=\s*std::" % re.escape(name), self.k.texts[self.path]) is not None
+
+    def _wrapped(self, operand) -> str | None:
+        """The tracked parameter whose data pointer a call's arguments pass (``aclCreateTensor(..., x.data_ptr())``,
+        a helper's ``Wrap(x)`` that returns such a handle): the call's value refers to its memory."""
+        return next((self.alias.get(n) or self.pointers.get(n) for n, _, _, member in operand.names if member in POINTER_METHODS and (n in self.alias or n in self.pointers)), None)
+
+    def _handle(self, source) -> str | None:
+        """The parameter whose memory the value of call ``source`` refers to: an ``aclCreateTensor`` of its data, or
+        a helper of the files read returning such a handle of the argument it is given; None otherwise."""
+        short = source.call.rsplit("::", 1)[-1]
+        if short in HANDLE_MAKERS:
+            return self._wrapped(source)
+        call = self.calls_at.get((source.line, source.column))
+        args = list(call.args) if call is not None else []
+        helper = self.k.definition(short, len(args), source.call) if args and self.depth < MAX_DEPTH and not source.call.startswith(_LIBRARY_NAMESPACES) else None
+        if helper is None or len(helper.parameters) != len(args):
+            return None
+        names = {helper.parameters[i].name: self._touched(a) for i, a in enumerate(args) if helper.parameters[i].name and self._touched(a)}
+        if not names:
+            return None
+        inner = self.k.flow(helper, frozenset(names), self.depth + 1)
+        return next((names[n] for n in names if n in inner.handles), None)
 
     # -- facts ---------------------------------------------------------------------------------
     def _assign(self, fact) -> None:
@@ -474,6 +508,9 @@ class _FlowReader:
             return
         if source.call in VIEW_FUNCTIONS:
             return  # its first argument's view: read through the call fact below
+        if source.call and (handle := self._handle(source)) is not None:  # auto yt = Wrap(y): a handle of y's memory
+            self.pointers[name] = self.ever[name] = handle
+            return
         if source.call:
             allocation = self._allocation(source)
             if allocation is not None:
@@ -585,6 +622,9 @@ class _FlowReader:
         if name in SYNC_FUNCTIONS or short in SYNC_FUNCTIONS:
             self.flow.syncs.append(self.evidence(fact, f"{name}(...) blocks the host until the device finishes"))
             return
+        if short in HANDLE_MAKERS:
+            self.explain(*fact.args)
+            return  # a handle of the memory: what uses it is read where it is used
         if short == "RunOpApiV2" or short == "RunOpApi" or short == "RunOpApiV3":
             self.explain(*fact.args)  # the lambda given (or a variable holding it): understood where defined
             return  # queues the lambda given: its body is read with the function's
@@ -601,6 +641,8 @@ class _FlowReader:
             return  # the source and the sizes are read
         if name in ALLOCATIONS or name in VIEW_FUNCTIONS or name in _HARMLESS_CALLS or name.startswith(_HARMLESS_PREFIXES) or short in _HARMLESS_CALLS:
             return
+        if self._standard_alias(name):
+            return  # ``using Ptr = std::unique_ptr<...>``: a standard type under a local name
         if name.startswith(("at::", "torch::")) and name.count("::") == 1:
             if short.endswith(("_out", "_outf")) or (short.endswith("_") and not short.startswith("_")):
                 self._aten_inplace(fact, short, passed)
@@ -740,4 +782,8 @@ class _FlowReader:
                 values.append(("fresh", Allocation(like, like, like, Evidence(self.path, value.line, value.column, value.text))))
             else:
                 values.append(None)
+                if value.call and (handle := self._wrapped(value)) is not None:  # return Ptr(aclCreateTensor(..., t.data_ptr()))
+                    self.flow.handles.add(handle)
+                elif value.root in self.pointers and value.chain in ((), ("get",)):
+                    self.flow.handles.add(self.pointers[value.root])
         self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))

@@ -303,6 +303,32 @@ aclrtMemcpyAsync(dst + 64, 64, src + 128, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, strea
     assert codes(root) == ([fires] if fires else [])
 
 
+HANDLE_HELPER = """
+using TensorHandle = std::unique_ptr<aclTensor, HandleDeleter>;
+TensorHandle Handle(const at::Tensor &t)
+{
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    return TensorHandle(aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, shape.data(), shape.size(), const_cast<void *>(t.data_ptr())));
+}
+"""
+
+
+@pytest.mark.parametrize("schema, fires", [("my_op(Tensor x, Tensor cache) -> ()", ["K201"]), ("my_op(Tensor x, Tensor(a!) cache) -> ()", [])])
+def test_acl_tensor_handles_of_the_arguments_are_their_memory(tmp_path, schema, fires):
+    # ops-nn's rotate_quant binding: aclTensor handles made by a helper, passed to the aclnn call by .get()
+    body = """
+auto xh = Handle(x);
+auto ch = Handle(cache);
+uint64_t ws = 0;
+aclOpExecutor *exec = nullptr;
+aclnnMyCacheUpdateGetWorkspaceSize(xh.get(), ch.get(), &ws, &exec);
+"""
+    root = project(tmp_path, HANDLE_HELPER + kernel(body), schema, params=PARAMS, extra={"aclnn.h": HEADER})
+    assert written(root) == {"x": "no", "cache": "yes"}
+    assert "aclnnMyCacheUpdate's output cacheRef" in effects_of(root).argument("cache").evidence[0].why
+    assert codes(root) == fires
+
+
 def test_a_tensor_used_where_opkit_does_not_read_is_unknown(tmp_path):
     body = "MyParams params{x, cache};\nlaunch_with(params);"
     root = project(tmp_path, kernel(body), "my_op(Tensor(a!) x, Tensor(b!) cache) -> ()", params=PARAMS)
