@@ -852,8 +852,6 @@ _DEFINE = re.compile(r"#\s*define\s+(\w+)\(([^)]*)\)(.*)", re.S)
 def _macro_kernels(directives: list[Token], tokens: list[Token]) -> list[list[Token]]:
     """Kernels a function-like macro declares (``#define DECLARE(TYPE) __global__ void k_##TYPE(...) {...}``),
     expanded at each top-level use (``DECLARE(half)``): the tokens of each expansion, placed at the use."""
-    from dataclasses import replace
-
     macros = {}
     for tok in directives:
         m = _DEFINE.match(tok.text)
@@ -883,7 +881,7 @@ def _macro_kernels(directives: list[Token], tokens: list[Token]) -> list[list[To
                 expanded = tokenize(body.replace("##", ""))
             except CppTextError:
                 continue
-            expansions.append([replace(t, line=tok.line, column=tok.column) for t in expanded if t.kind != "directive"])
+            expansions.append([t._replace(line=tok.line, column=tok.column) for t in expanded if t.kind != "directive"])
     return expansions
 
 
