@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_text import CPP_EXTENSIONS, CppTextError
+from opkit.formats.cpp_text import CppTextError
+from opkit.formats.files import CPP_EXTENSIONS
 from opkit.formats.cpp_tokens import Token, split_code, tokenize
 from opkit.formats.files import InputError
 from opkit.formats.noqa import NoqaMap

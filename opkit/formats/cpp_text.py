@@ -18,11 +18,6 @@ import bisect
 import re
 from dataclasses import dataclass
 
-# The files this lexer reads: sources, and headers (``.inc``: a fragment a header includes, as vllm-ascend's
-# kernel iterators are) that are never compiled on their own.
-CPP_HEADER_EXTENSIONS = (".h", ".hpp", ".hh", ".inc")
-CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".asc") + CPP_HEADER_EXTENSIONS
-
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _OPENERS.items()}
 # What the lexer stops at (everything between is copied as it is), then the structure it marks.

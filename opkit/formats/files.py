@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 import stat
 
+# C++ files, by extension: sources, and headers (``.inc``: a fragment a header includes, as vllm-ascend's
+# kernel iterators are) that are never compiled on their own.
+CPP_HEADER_EXTENSIONS = (".h", ".hpp", ".hh", ".inc")
+CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".asc") + CPP_HEADER_EXTENSIONS
+
 # Larger inputs are refused rather than parsed: the real op_plugin_functions.yaml is ~350 KB.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 _MiB = 1024 * 1024

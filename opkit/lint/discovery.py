@@ -17,8 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from opkit.formats.cpp_text import CPP_EXTENSIONS
-from opkit.formats.files import InputError
+from opkit.formats.files import CPP_EXTENSIONS, InputError
 from opkit.lint.finding import Finding, input_error_finding
 
 # C++ files are read for what they hold: op_host OpDefs (.cpp), TORCH_LIBRARY registrations (any of them).

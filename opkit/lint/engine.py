@@ -8,8 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from opkit.formats.cpp_text import CPP_HEADER_EXTENSIONS
-from opkit.formats.files import InputError, NotLinted, check_parsed_size, read_text
+from opkit.formats.files import CPP_HEADER_EXTENSIONS, InputError, NotLinted, check_parsed_size, read_text
 from opkit.formats.schema_site import SchemaSite
 from opkit.lint.discovery import InputGroup, discover
 from opkit.lint.finding import Finding, Severity, Violation, input_error_finding, not_linted_finding

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opkit.formats.cpp_text import CPP_EXTENSIONS, CPP_HEADER_EXTENSIONS
+from opkit.formats.files import CPP_EXTENSIONS, CPP_HEADER_EXTENSIONS
 from opkit.formats.cpp_registrations import CppDef, CppReadError, find_def, read_with_includes
 from opkit.verify.project import _derived_kernel, _import_file, _Registrations, package_root
 from opkit.verify.report import Problem, Stage
