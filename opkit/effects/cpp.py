@@ -285,6 +285,17 @@ class _Kernels:
         return found[0] if len({tuple(a.is_mutated for a in s.arguments) for s in found}) == 1 else None
 
 
+_CREATES_OVER = re.compile(r"\breturn\b[^;]*\baclCreateTensor\s*\((?:[^;]*,)?[^,;]*?\b([A-Za-z_]\w*)\s*(?:\.|->)\s*(?:data_ptr|mutable_data_ptr|const_data_ptr)\b[^,;]*\)[^;]*;")
+
+
+def _handle_parameter(text: str, helper) -> int | None:
+    """The parameter whose memory the aclTensor a helper returns describes (``return ...aclCreateTensor(...,
+    p.data_ptr())...;``), by index; None when the helper does not show one."""
+    found = {m.group(1) for m in _CREATES_OVER.finditer(text[helper.body[0] : helper.body[1]])}
+    names = [p.name for p in helper.parameters]
+    return names.index(found.pop()) if len(found) == 1 and next(iter(found)) in names else None
+
+
 def _unknown(op: str, sig, tensors, why: str, site: KernelSite | None = None) -> OpEffects:
     return OpEffects(
         op, (site,) if site else (), tuple(ArgumentEffect(a.name, Knowledge.UNKNOWN, unknown_because=why) for a in tensors),
@@ -344,6 +355,10 @@ class _FlowReader:
         self.pointers: dict[str, str] = {}  # a pointer variable → the parameter whose memory it points to
         self.custom_handlers: set[str] = set()  # OpCommand variables given a custom handler (not aclop)
         self.ever: dict[str, str] = {p: p for p in tracked}  # every variable that was a parameter, a view or a pointer of one
+        # an aclTensor made over a parameter's memory (``aclCreateTensor(..., x.data_ptr())``, or a helper of the
+        # files returning one): variable → the parameter; ``h`` and ``h.get()`` are that tensor to an aclnn call
+        self.handles: dict[str, str] = {}
+        self._making: dict[tuple[int, int], str] = {}  # where a call's result is assigned → the variable
         self.explained: set[tuple[int, int]] = set()  # where a variable is named in a use this reader understood
 
     def read(self) -> _Flow:
@@ -402,6 +417,8 @@ class _FlowReader:
             )  # fmt: skip
         if operand.root in self.pointers and not operand.chain:
             return self.pointers[operand.root]
+        if operand.root in self.handles and operand.chain in ((), ("get",)):
+            return self.handles[operand.root]
         base = self.alias.get(operand.root)
         if base is None:
             return None
@@ -419,6 +436,7 @@ class _FlowReader:
         surely = self.param_of(source, surely=True) is not None
         self.alias.pop(name, None)
         self.pointers.pop(name, None)
+        self.handles.pop(name, None)
         self.allocation.pop(name, None)
         self.maybe.discard(name)
         self.explained.add((fact.line, fact.column))
@@ -436,6 +454,7 @@ class _FlowReader:
         if source.call in VIEW_FUNCTIONS:
             return  # its first argument's view: read through the call fact below
         if source.call:
+            self._making[(source.line, source.column)] = name  # the call's fact, next, may make a handle
             allocation = self._allocation(source)
             if allocation is not None:
                 self.allocation[name] = allocation
@@ -530,6 +549,9 @@ class _FlowReader:
             self.explain(*fact.args)
             self._aclnn(fact, fact.args[0].text if fact.args else "", fact.args[1:])
             return
+        made = self._making.pop((fact.line, fact.column), None)
+        if made is not None and self._make_handle(made, fact, short):
+            return
         macro = self.k.launch_macros.get(short)
         if macro is not None and len(fact.args) > macro.kernel:
             self._launch(fact, f"{fact.args[macro.kernel].text} launched by {short} (its #define, {macro.where})")
@@ -571,6 +593,22 @@ class _FlowReader:
         for _, arg, param in passed:
             self.flow.not_known(param, f"{arg.text} {reason}, {self.path}:{fact.line}")
 
+    def _make_handle(self, variable: str, fact, short: str) -> bool:
+        """``h = aclCreateTensor(..., x.data_ptr())``, or ``h = helper(x, ...)`` where the helper of the files
+        returns ``aclCreateTensor(..., p.data_ptr())`` of its parameter ``p``: ``h`` describes ``x``."""
+        if short == "aclCreateTensor":
+            data = fact.args[-1] if fact.args else None
+        else:
+            helper = self.k.definition(short, len(fact.args), fact.name) if not short.isupper() else None
+            index = _handle_parameter(self.k.texts.get(helper.path, ""), helper) if helper is not None and helper.body != (0, 0) else None
+            data = fact.args[index] if index is not None and index < len(fact.args) else None
+        param = self._touched(data) if data is not None else None
+        if param is None:
+            return False
+        self.explain(*fact.args)
+        self.handles[variable] = self.ever[variable] = param
+        return True
+
     def _aten_inplace(self, fact, short: str, passed) -> None:
         """``at::x_(self, ...)`` writes self; ``at::x_out(out, ...)`` its first arguments, ``at::x_outf(..., out)`` its last."""
         written = 0 if not short.endswith("_outf") else len(fact.args) - 1
@@ -610,7 +648,7 @@ class _FlowReader:
             if problem:
                 self.flow.not_known(param, f"{arg.text} passed to {aclnn} ({self.path}:{fact.line}): {problem}")
             elif i in outputs:
-                if self.param_of(arg) is not None:
+                if self.param_of(arg) is not None or (arg.root in self.handles and arg.chain in ((), ("get",))):
                     self.flow.write(param, self.evidence(fact, f"{aclnn}'s output {outputs[i]} ({source}) is {arg.text}"))
                 else:
                     self.flow.not_known(param, f"{arg.text} is {aclnn}'s output {outputs[i]} ({source}), but not {param} itself")
