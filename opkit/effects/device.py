@@ -3,10 +3,12 @@
 For each C++ op kernel bound by ``impl`` to a device key (a named function or a lambda), the host function
 is followed to its launches (``kernel<<<blocks, l2ctrl, stream>>>(args)``, ``ACLRT_LAUNCH_KERNEL(kernel)(blocks,
 stream, args)`` or a launch macro of the files read, ``kernel_launches.launch_macros``; directly or through
-launcher functions it calls with data pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the tensor whose data pointer it
-passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a lambda capture), and each
-kernel parameter's write is read from the device code (``opkit.formats.device_kernels``). Kernel parameter
-``i`` receives argument ``i``; the host function's parameters are the schema's arguments in order.
+launcher functions it calls with data pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the
+tensor whose data pointer it passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a
+lambda capture, ``c ? x : at::empty(...)``), and each kernel parameter's write is read from the device code
+(``opkit.formats.device_kernels``), as the launch runs it (the arms of a switch on a mode the launch gives as a
+constant that it never takes are left out). Kernel parameter ``i`` receives argument ``i``; the host
+function's parameters are the schema's arguments in order.
 
 The facts cover the launches only: an argument no launched kernel receives is NO here (the host code's
 other writes, aclnn calls and tensor methods, are the C++ host reader's); an argument passed to a kernel
