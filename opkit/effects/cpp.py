@@ -257,6 +257,11 @@ class _Kernels:
         return decided[0] if len(shapes) == 1 else None
 
     @functools.cached_property
+    def make_acl_tensors(self) -> bool:
+        """Whether any file read calls ``aclCreateTensor`` (a helper returning one may describe its argument)."""
+        return any("aclCreateTensor" in text for text in self.texts.values())
+
+    @functools.cached_property
     def launch_macros(self) -> dict:
         """The launch macros the files read define (``kernel_launches.launch_macros``), by name."""
         from opkit.formats.kernel_launches import launch_macros
@@ -599,7 +604,10 @@ class _FlowReader:
         if short == "aclCreateTensor":
             data = fact.args[-1] if fact.args else None
         else:
-            helper = self.k.definition(short, len(fact.args), fact.name) if not short.isupper() else None
+            # a helper only where the files make aclTensors at all, and only one given a tracked tensor
+            if not self.k.make_acl_tensors or short.isupper() or fact.name.startswith(_LIBRARY_NAMESPACES) or not any(self._touched(a) for a in fact.args):
+                return False
+            helper = self.k.definition(short, len(fact.args), fact.name)
             index = _handle_parameter(self.k.texts.get(helper.path, ""), helper) if helper is not None and helper.body != (0, 0) else None
             data = fact.args[index] if index is not None and index < len(fact.args) else None
         param = self._touched(data) if data is not None else None

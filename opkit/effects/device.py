@@ -28,7 +28,8 @@ from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge,
 HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
 MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-_PASTED = re.compile(r"\b(\w+)\s*##")  # a name a macro pastes a parameter onto
+# a kernel a macro declares, its name pasted from a parameter: `__global__ __aicore__ void k_##TYPE(`
+_PASTED = re.compile(r"__global__[^;{(]*?\b(\w+)\s*##\s*\w+\s*\(")
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
@@ -75,6 +76,7 @@ class _Builder:
         self._device: dict[tuple[str, ...], object] = {}
         self.schemas = schemas_by_op(project)
         self._by_path: dict[str, str] | None = None
+        self._pasted: dict[str, set[str]] | None = None
 
     def effects(self) -> Iterator[OpEffects]:
         from opkit.formats.kernel_launches import lambda_key
@@ -147,9 +149,11 @@ class _Builder:
         if kernel is not None:
             return kernel
         pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
+        if self._pasted is None:  # each kernel file's macro-declared kernel names, before the pasted parameter
+            self._pasted = {p: set(_PASTED.findall(text)) for p, text in self.texts.items() if has_device_kernels(text) and "##" in text}
         # the kernel's file names it, or pastes it in a macro declaring kernels (`void k_##TYPE(` for `k_half`)
         owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text)
-                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in _PASTED.findall(text)))]  # fmt: skip
+                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in self._pasted.get(p, ())))]  # fmt: skip
         found = [k for k in (self._code(self._with_includes(p)).kernel(name, values) for p in owners) if k is not None]
         return found[0] if len(found) == 1 else None
 
