@@ -275,6 +275,11 @@ class _Kernels:
         return decided[0] if len(shapes) == 1 else None
 
     @functools.cached_property
+    def make_acl_tensors(self) -> bool:
+        """Whether any file read calls ``aclCreateTensor`` (a helper returning one may describe its argument)."""
+        return any("aclCreateTensor" in text for text in self.texts.values())
+
+    @functools.cached_property
     def launch_macros(self) -> dict:
         """The launch macros the files read define (``kernel_launches.launch_macros``), by name."""
         from opkit.formats.kernel_launches import launch_macros
@@ -472,9 +477,11 @@ class _FlowReader:
         short = source.call.rsplit("::", 1)[-1]
         if short in HANDLE_MAKERS:
             return self._wrapped(source)
+        if not self.k.make_acl_tensors or short.isupper() or source.call.startswith(_LIBRARY_NAMESPACES) or self.depth >= MAX_DEPTH:
+            return None  # a helper is asked only where the files make aclTensors at all
         call = self.calls_at.get((source.line, source.column))
         args = list(call.args) if call is not None else []
-        helper = self.k.definition(short, len(args), source.call) if args and self.depth < MAX_DEPTH and not source.call.startswith(_LIBRARY_NAMESPACES) else None
+        helper = self.k.definition(short, len(args), source.call) if args else None
         if helper is None or len(helper.parameters) != len(args):
             return None
         names = {helper.parameters[i].name: self._touched(a) for i, a in enumerate(args) if helper.parameters[i].name and self._touched(a)}

@@ -3,10 +3,12 @@
 For each C++ op kernel bound by ``impl`` to a device key (a named function or a lambda), the host function
 is followed to its launches (``kernel<<<blocks, l2ctrl, stream>>>(args)``, ``ACLRT_LAUNCH_KERNEL(kernel)(blocks,
 stream, args)`` or a launch macro of the files read, ``kernel_launches.launch_macros``; directly or through
-launcher functions it calls with data pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the tensor whose data pointer it
-passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a lambda capture), and each
-kernel parameter's write is read from the device code (``opkit.formats.device_kernels``). Kernel parameter
-``i`` receives argument ``i``; the host function's parameters are the schema's arguments in order.
+launcher functions it calls with data pointers, ``MAX_HOPS`` deep); each launch argument is traced back to the
+tensor whose data pointer it passes (``x.data_ptr()``, ``(GM_ADDR)x.mutable_data_ptr()``, a local copy, a
+lambda capture, ``c ? x : at::empty(...)``), and each kernel parameter's write is read from the device code
+(``opkit.formats.device_kernels``), as the launch runs it (the arms of a switch on a mode the launch gives as a
+constant that it never takes are left out). Kernel parameter ``i`` receives argument ``i``; the host
+function's parameters are the schema's arguments in order.
 
 The facts cover the launches only: an argument no launched kernel receives is NO here (the host code's
 other writes, aclnn calls and tensor methods, are the C++ host reader's); an argument passed to a kernel
@@ -26,7 +28,8 @@ from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge,
 HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
 MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-_PASTED = re.compile(r"\b(\w+)\s*##")  # a name a macro pastes a parameter onto
+# a kernel a macro declares, its name pasted from a parameter: `__global__ __aicore__ void k_##TYPE(`
+_PASTED = re.compile(r"__global__[^;{(]*?\b(\w+)\s*##\s*\w+\s*\(")
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
 
 
@@ -207,6 +210,7 @@ class DeviceKernels:
         self.parts = {} if parts is None else parts  # path → the file's device-code structure, read once
         self._code: dict[tuple[str, ...], object] = {}
         self._by_path: dict[str, str] | None = None
+        self._pasted: dict[str, set[str]] | None = None  # kernel file → names its macros paste a parameter onto
 
     def kernel(self, name: str, near: str, values: dict[int, int] | None = None):
         """The kernel ``name`` as ``near`` (a file of the texts) and its includes define it, else as the one
@@ -219,9 +223,11 @@ class DeviceKernels:
         if kernel is not None:
             return kernel
         pattern = re.compile(r"\b%s\s*\(" % re.escape(name))
+        if self._pasted is None:  # each kernel file's macro-declared kernel names, before the pasted parameter
+            self._pasted = {p: set(_PASTED.findall(text)) for p, text in self.texts.items() if has_device_kernels(text) and "##" in text}
         # the kernel's file names it, or pastes it in a macro declaring kernels (`void k_##TYPE(` for `k_half`)
         owners = [p for p, text in self.texts.items() if p not in paths and has_device_kernels(text)
-                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in _PASTED.findall(text)))]  # fmt: skip
+                  and (pattern.search(text) or any(name.startswith(prefix) for prefix in self._pasted.get(p, ())))]  # fmt: skip
         found = [k for k in (self.code(self.with_includes(p)).kernel(name, values) for p in owners) if k is not None]
         return found[0] if len(found) == 1 else None
 

@@ -701,7 +701,9 @@ class _Reader:
             return None
         sets = [j for j in self._named(tok.text, function.close, function.open)
                 if self._text(j + 1) in ("=", "+=", "-=", "++", "--", "|=", "&=", "{", "(") or self._text(j - 1) in ("&", "++", "--")][::-1]  # fmt: skip
-        if len(sets) != 1 or self._text(sets[0] + 1) != "=" or not self._is_declaration_or_assignment(sets[0]) or self.t[sets[0] - 1].kind != "ident":
+        # handed whole to a call besides the launch: a reference parameter may set it
+        passed = [j for j in self._named(tok.text, function.close, function.open) if self._text(j - 1) in ("(", ",") and self._text(j + 1) in (",", ")")]
+        if len(sets) != 1 or self._text(sets[0] + 1) != "=" or not self._is_declaration_or_assignment(sets[0]) or self.t[sets[0] - 1].kind != "ident" or len(passed) > 1:
             return None  # set more than once, through a reference, or not declared here with a value
         end = sets[0] + 2
         while end < function.close and self._text(end) != ";":

@@ -99,6 +99,40 @@ def test_dfx_out_in_the_definition_decides_the_outputs(tmp_path):
     assert "DFX_OUT" in effects_of(root).argument("cache").evidence[0].why
 
 
+WRAP = """
+static aclTensor *Describe(const at::Tensor &t)
+{
+    std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
+    return aclCreateTensor(dims.data(), dims.size(), ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, dims.data(), dims.size(), t.data_ptr());
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "auto xh = Describe(x);\nauto ch = Describe(cache);\naclnnMyCacheUpdateGetWorkspaceSize(xh, ch, &ws, &exec);",
+        # a smart pointer around the handle, read through .get(); aclCreateTensor called in place
+        "std::unique_ptr<aclTensor> xh(Describe(x));\nauto ch = aclCreateTensor(d, 2, ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, d, 2, cache.data_ptr());\n"
+        "aclnnMyCacheUpdateGetWorkspaceSize(xh.get(), ch, &ws, &exec);",
+    ],
+)
+@pytest.mark.parametrize("schema, fires", [("my_op(Tensor x, Tensor cache) -> ()", ["K201"]), ("my_op(Tensor x, Tensor(a!) cache) -> ()", [])])
+def test_an_acl_tensor_made_over_an_argument_is_that_argument_to_the_aclnn_call(tmp_path, body, schema, fires):
+    body = "uint64_t ws = 0;\naclOpExecutor *exec = nullptr;\n" + body
+    root = project(tmp_path, WRAP + kernel(body), schema, params=PARAMS, extra={"aclnn_my_cache_update.h": HEADER})
+    assert written(root) == {"x": "no", "cache": "yes"}
+    assert "cacheRef" in effects_of(root).argument("cache").evidence[0].why
+    assert codes(root) == fires
+
+
+def test_a_helper_returning_no_acl_tensor_over_its_parameter_is_not_a_handle(tmp_path):
+    helper = "static aclTensor *Describe(const at::Tensor &t)\n{\n    return Lookup(t);\n}\n"
+    body = "uint64_t ws = 0;\naclOpExecutor *exec = nullptr;\nauto xh = Describe(x);\nauto ch = Describe(cache);\naclnnMyCacheUpdateGetWorkspaceSize(xh, ch, &ws, &exec);"
+    root = project(tmp_path, helper + kernel(body), "my_op(Tensor x, Tensor cache) -> ()", params=PARAMS, extra={"aclnn_my_cache_update.h": HEADER})
+    assert written(root) == {"x": "unknown", "cache": "unknown"} and codes(root) == []
+
+
 def test_a_header_whose_tensors_are_all_const_tells_nothing(tmp_path):
     header = HEADER.replace("aclTensor *cacheRef", "const aclTensor *cacheRef")
     root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache);"), "my_op(Tensor x, Tensor(a!) cache) -> ()", params=PARAMS, extra={"aclnn.h": header})

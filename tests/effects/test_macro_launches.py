@@ -99,6 +99,12 @@ void copy_rows(const at::Tensor &rows, const at::Tensor &table, const at::Tensor
     uint32_t m = static_cast<uint32_t>(mode);
     TINY_LAUNCH(row_copy, 8, rows, table, out, m);
 }
+void refreshed_rows(const at::Tensor &rows, const at::Tensor &table, const at::Tensor &out)
+{
+    uint32_t mode = 0;
+    pick_mode(rows, mode);  // may set it through a reference
+    TINY_LAUNCH(row_copy, 8, rows, table, out, mode);
+}
 void logged_rows(const at::Tensor &rows, const at::Tensor &table, const at::Tensor &out)
 {
     TINY_LOG(row_copy, rows, table, out);
@@ -110,6 +116,7 @@ SCHEMAS = {
     "scatter_rows": "scatter_rows(Tensor rows, Tensor(a!) table, Tensor out) -> ()",
     "gather_rows": "gather_rows(Tensor rows, Tensor table, Tensor(a!) out) -> ()",
     "copy_rows": "copy_rows(Tensor rows, Tensor(a!) table, Tensor(b!) out, int mode) -> ()",
+    "refreshed_rows": "refreshed_rows(Tensor rows, Tensor(a!) table, Tensor(b!) out) -> ()",
     "logged_rows": "logged_rows(Tensor rows, Tensor table, Tensor out) -> ()",
 }
 
@@ -168,6 +175,7 @@ def test_a_macro_launch_writes_what_its_kernel_copies_into_by_the_mode_it_is_giv
     assert written(effects, "gather_rows") == {"rows": "no", "table": "no", "out": "yes"}
     # a mode the host code does not fix: either arm may run
     assert written(effects, "copy_rows") == {"rows": "no", "table": "yes", "out": "yes"}
+    assert written(effects, "refreshed_rows")["out"] == "yes"  # a mode a call may change is not taken as fixed
     [evidence] = effects["tiny::scatter_rows"].argument("table").evidence
     assert evidence.path.endswith("row_copy.cpp") and evidence.line == KERNEL.splitlines().index("        AscendC::DataCopy(tableGm[0], local, 8);") + 1
     assert "TINY_LAUNCH(row_copy, ...)" in evidence.why and f"tiny_macros.h:{MACRO_LINE})" in evidence.why and "passes it as table" in evidence.why
