@@ -44,6 +44,8 @@ class CppOps:
     library: object = None  # cpp_meta.CppMetaLibrary of the compiled ones
     not_compiled: dict = field(default_factory=dict)  # CppMeta -> why it cannot run here
     compile_s: float = 0.0  # the C++ build's wall time
+    effects: dict = field(default_factory=dict)  # "ns::op" -> OpEffects, read once for every op's stand-in kernel
+    kernels_from: tuple[str, ...] = ()  # where those kernels were read
 
     def compiled_summary(self) -> str | None:
         """One line on the C++ Metas this run built, or None when it built none."""
@@ -106,7 +108,11 @@ def read_cpp_ops(path: str, op: str | None, meta_files: Sequence[str] = ()) -> C
         for meta in find_cpp_metas(Path(source), text):
             metas.setdefault((meta.namespace, meta.op), meta)
     checked = [chosen] if chosen is not None else list(defs.values())
-    return CppOps(path, list(defs.values()), checked, notes, tuple(python), metas, tuple(cpp))
+    from opkit.verify import kernel_effects
+
+    sources = kernel_effects.kernel_sources(path)  # read here, once: each op's check runs in a process of its own
+    effects = kernel_effects.read_all(sources)
+    return CppOps(path, list(defs.values()), checked, notes, tuple(python), metas, tuple(cpp), effects=effects, kernels_from=tuple(sources))
 
 
 def _beside(path: Path) -> list[Path]:
@@ -243,7 +249,7 @@ def defined_from_cpp(ops: CppOps, chosen: CppDef) -> Iterator[tuple[object, list
         if torch._C._dispatch_has_kernel_for_dispatch_key(full, "Meta"):
             from opkit.verify import kernel_effects
 
-            effects = kernel_effects.read_effects([str(path)], full_name)
+            effects = kernel_effects.effects_of(ops.effects, full_name)
             kernel_effects.stand_in_for(full_name, effects)
             lib = torch.library.Library(namespace, "FRAGMENT")
             regs.libraries.append(lib)

@@ -20,17 +20,50 @@ from opkit.verify.report import Problem, Stage
 _STOOD_IN: dict[str, OpEffects] = {}
 
 
-def read_effects(paths: list[str], qualname: str) -> OpEffects | None:
-    """The effects model of op ``qualname`` ("ns::name"), read from ``paths`` as ``opkit lint`` reads them."""
+# The files read around a --from file for its kernels: its directory, unless that holds more lint inputs than this
+# (a file in a home directory): then the file alone.
+MAX_SOURCE_FILES = 5000
+
+
+def read_all(paths: list[str]) -> dict[str, OpEffects]:
+    """Every op's effects model, read from ``paths`` as ``opkit lint`` reads them; {} where they cannot be read
+    (lint reports that; verify goes on without the model)."""
     from opkit.effects.build import compute
     from opkit.lint.engine import load_project
 
     try:
-        effects = compute(load_project(paths))
-    except Exception:  # a source opkit cannot read is lint's to report; verify goes on without the model
-        return None
+        return compute(load_project(paths))
+    except Exception:
+        return {}
+
+
+def effects_of(effects: dict[str, OpEffects], qualname: str) -> OpEffects | None:
+    """Op ``qualname``'s ("ns::name") model in ``effects``, when some kernel of it was read."""
     found = effects.get(qualname) or next((e for op, e in effects.items() if op.split(".", 1)[0] == qualname), None)
     return found if found is not None and found.kernels else None
+
+
+def read_effects(paths: list[str], qualname: str) -> OpEffects | None:
+    """The effects model of op ``qualname`` ("ns::name"), read from ``paths`` as ``opkit lint`` reads them."""
+    return effects_of(read_all(paths), qualname)
+
+
+def kernel_sources(path: str) -> list[str]:
+    """Where the kernels of the ops a C++ file defines are read: the file's directory (its headers, OpDefs and
+    device kernels sit around it, as vllm-ascend's csrc/ holds them), or the file alone when that directory holds
+    more than ``MAX_SOURCE_FILES`` files lint reads."""
+    import os
+
+    from opkit.lint.discovery import KINDS, SKIPPED_DIRECTORIES
+
+    directory = os.path.dirname(os.path.abspath(path))
+    count = 0
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRECTORIES and not d.startswith(".")]
+        count += sum(1 for f in files if os.path.splitext(f)[1].lower() in KINDS)
+        if count > MAX_SOURCE_FILES:
+            return [path]
+    return [directory]
 
 
 def stand_in_for(qualname: str, effects: OpEffects | None) -> None:

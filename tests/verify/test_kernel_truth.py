@@ -102,3 +102,64 @@ def test_a_cpp_kernel_stand_in_writes_what_the_kernel_writes(tmp_path, annotatio
         assert "my_ops.cpp:5:" in removed[0].message
     else:
         assert report.ok, report
+
+
+_BINDING = """\
+#include <torch/library.h>
+#include "ops/store_adapter.h"
+
+TORCH_LIBRARY(NS, m) { m.def("store_kv(Tensor x, Tensor kCache) -> ()"); }
+TORCH_LIBRARY_IMPL(NS, PrivateUse1, m) { m.impl("store_kv", TORCH_FN(store_kv)); }
+"""
+_ADAPTER = """\
+#pragma once
+void store_kv(const at::Tensor &x, const at::Tensor &kCache)
+{
+    auto stream = c10_npu::getCurrentNPUStream().stream(false);
+    store_kernel<<<8, nullptr, stream>>>((GM_ADDR)x.data_ptr(), (GM_ADDR)kCache.data_ptr());
+}
+"""
+_DEVICE = """\
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void store_kernel(GM_ADDR x, GM_ADDR cache)
+{
+    AscendC::GlobalTensor<half> xGm, cacheGm;
+    xGm.SetGlobalBuffer((__gm__ half *)x);
+    cacheGm.SetGlobalBuffer((__gm__ half *)cache);
+    AscendC::DataCopy(cacheGm[0], local, 16);
+}
+"""
+
+
+def test_verify_from_a_binding_reads_the_kernels_in_the_tree_around_it(tmp_path):
+    """vllm-ascend's layout: the binding includes the host kernel from a header, and the device kernel it launches
+    lies in another directory; verify --from reads the tree around the file, as lint does, once for every op."""
+    from opkit.verify.from_cpp import defined_from_cpp, read_cpp_ops
+
+    ns = "opkit_truth_tree"
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "binding.cpp").write_text(_BINDING.replace("NS", ns))
+    (tmp_path / "ops" / "store_adapter.h").write_text(_ADAPTER)
+    (tmp_path / "kernels" / "store_kernel.asc").write_text(_DEVICE)
+    fake = tmp_path / "fake.py"
+    fake.write_text(_FAKE.replace("NS", ns))
+    ops = read_cpp_ops(str(tmp_path / "binding.cpp"), None, [str(fake)])
+    assert ops.kernels_from == (str(tmp_path),)
+    with defined_from_cpp(ops, ops.checked[0]) as (op, notes):
+        report = check_graph_entry(op, (torch.ones(4), torch.zeros(4)), backend="aot_eager", real_kernel=False, notes=notes, isolate=False)
+    (removed,) = _problems(report, "call_removed")
+    assert "the call was removed: its write to 'kCache' is lost" in removed.message
+    assert "store_kernel.asc:7:" in removed.message
+
+
+def test_a_file_in_a_large_directory_has_its_kernels_read_from_itself_alone(tmp_path, monkeypatch):
+    from opkit.verify import kernel_effects
+
+    for i in range(4):
+        (tmp_path / f"other_{i}.cpp").write_text("int x;\n")
+    (tmp_path / "binding.cpp").write_text("int y;\n")
+    monkeypatch.setattr(kernel_effects, "MAX_SOURCE_FILES", 3)
+    assert kernel_effects.kernel_sources(str(tmp_path / "binding.cpp")) == [str(tmp_path / "binding.cpp")]
+    monkeypatch.setattr(kernel_effects, "MAX_SOURCE_FILES", 10)
+    assert kernel_effects.kernel_sources(str(tmp_path / "binding.cpp")) == [str(tmp_path)]
