@@ -74,6 +74,8 @@ _HARMLESS_CALLS = frozenset(
 # CANN's runtime copies (acl/acl_rt.h), destination first: aclrtMemcpy(dst, destMax, src, count, kind),
 # aclrtMemcpyAsync(..., stream), aclrtMemset(dst, destMax, value, count); the other operands are read.
 RUNTIME_COPIES = frozenset({"aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset", "aclrtMemsetAsync"})
+# What a pointer variable is used through and stays that pointer: itself, a handle's ``.get()``.
+_POINTER_CHAINS = ((), ("get",))
 # CANN's calls making an aclTensor handle of memory given by pointer (its last argument): the handle is that memory.
 HANDLE_MAKERS = frozenset({"aclCreateTensor"})
 # Functions of torch, torch_npu and CANN: never defined in the files read, so never searched for.
@@ -301,7 +303,7 @@ class _Kernels:
         from opkit.naming import msopgen_snake
 
         if self._device is None:
-            self._device = DeviceKernels(self.texts, getattr(self.inputs, "cpp_tokens", None), getattr(self.inputs, "device_code", None))
+            self._device = DeviceKernels.of(self.inputs)
         name = msopgen_snake(op.op_type)
         project = os.path.dirname(os.path.dirname(op.path))
         near = next((p for p in self.texts if p.startswith(project) and os.path.basename(os.path.dirname(p)) == "op_kernel" and name in self.texts[p]), "")
@@ -432,7 +434,7 @@ class _FlowReader:
             return None
         base = self.alias.get(operand.root)
         if base is None:
-            return self.pointers.get(operand.root) if operand.root in self.pointers and operand.chain in ((), ("get",)) and not surely else None
+            return self.pointers.get(operand.root) if operand.root in self.pointers and operand.chain in _POINTER_CHAINS and not surely else None
         if surely and operand.root in self.maybe:
             return None
         return base if all(c in (VIEW_METHODS if surely else WRITE_THROUGH) for c in operand.chain) else None
@@ -450,7 +452,7 @@ class _FlowReader:
                  if (n in self.alias or n in self.pointers) and (not member or member in WRITE_THROUGH or member in POINTER_METHODS)),
                 None,
             )  # fmt: skip
-        if operand.root in self.pointers and operand.chain in ((), ("get",)):  # a pointer, a handle's .get()
+        if operand.root in self.pointers and operand.chain in _POINTER_CHAINS:  # a pointer, a handle's .get()
             return self.pointers[operand.root]
         base = self.alias.get(operand.root)
         if base is None:
@@ -484,7 +486,7 @@ class _FlowReader:
         helper = self.k.definition(short, len(args), source.call) if args else None
         if helper is None or len(helper.parameters) != len(args):
             return None
-        names = {helper.parameters[i].name: self._touched(a) for i, a in enumerate(args) if helper.parameters[i].name and self._touched(a)}
+        names = {helper.parameters[i].name: touched for i, a in enumerate(args) if helper.parameters[i].name and (touched := self._touched(a))}
         if not names:
             return None
         inner = self.k.flow(helper, frozenset(names), self.depth + 1)
@@ -791,6 +793,6 @@ class _FlowReader:
                 values.append(None)
                 if value.call and (handle := self._wrapped(value)) is not None:  # return Ptr(aclCreateTensor(..., t.data_ptr()))
                     self.flow.handles.add(handle)
-                elif value.root in self.pointers and value.chain in ((), ("get",)):
+                elif value.root in self.pointers and value.chain in _POINTER_CHAINS:
                     self.flow.handles.add(self.pointers[value.root])
         self.flow.returns.append((self.evidence(fact, "return"), tuple(values)))

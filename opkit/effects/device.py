@@ -27,7 +27,6 @@ from opkit.effects.model import ArgumentEffect, Evidence, KernelSite, Knowledge,
 # impl keys whose kernel runs on the device (or is the op's only kernel)
 HOST_KEYS = frozenset({"PrivateUse1", "NPU", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", ""})
 MAX_HOPS = 3  # host functions followed from the op's kernel to a launch
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 # a kernel a macro declares, its name pasted from a parameter: `__global__ __aicore__ void k_##TYPE(`
 _PASTED = re.compile(r"__global__[^;{(]*?\b(\w+)\s*##\s*\w+\s*\(")
 _KNOWLEDGE = {"yes": Knowledge.YES, "no": Knowledge.NO, "unknown": Knowledge.UNKNOWN}
@@ -79,7 +78,7 @@ class _Builder:
             if frozenset(found) == known:
                 break
         self._calls: dict[str, dict] = {}
-        self.device = DeviceKernels(self.texts, self.tokens, getattr(project, "device_code", None))
+        self.device = DeviceKernels.of(project)
         self.schemas = schemas_by_op(project)
 
     def effects(self) -> Iterator[OpEffects]:
@@ -212,6 +211,12 @@ class DeviceKernels:
         self._by_path: dict[str, str] | None = None
         self._pasted: dict[str, set[str]] | None = None  # kernel file → names its macros paste a parameter onto
 
+    @classmethod
+    def of(cls, inputs) -> DeviceKernels:
+        """The kernels of a lint's (or ``Sources``') C++ texts, with the tokens and file structures its readers
+        keep for each other (``cpp_tokens``, ``device_code``)."""
+        return cls(getattr(inputs, "cpp_texts", None) or {}, getattr(inputs, "cpp_tokens", None), getattr(inputs, "device_code", None))
+
     def kernel(self, name: str, near: str, values: dict[int, int] | None = None):
         """The kernel ``name`` as ``near`` (a file of the texts) and its includes define it, else as the one
         other file defining it (with its includes) does; None when none or several do. ``values``: the integer
@@ -240,23 +245,11 @@ class DeviceKernels:
 
     def with_includes(self, path: str, depth: int = 3) -> tuple[str, ...]:
         """``path`` and the files of the texts it includes by a quoted path, ``depth`` levels down."""
+        from opkit.formats.cpp_registrations import included_in
+
         if self._by_path is None:
             self._by_path = {os.path.normpath(p): p for p in self.texts}
-        by_path = self._by_path
-        found, frontier = [path], [path]
-        for _ in range(depth):
-            following = []
-            for current in frontier:
-                base = os.path.dirname(os.path.normpath(current))
-                for name in _INCLUDE.findall(self.texts[current]):
-                    for up in range(4):
-                        candidate = os.path.normpath(os.path.join(base, *[".."] * up, name))
-                        if candidate in by_path and by_path[candidate] not in found:
-                            found.append(by_path[candidate])
-                            following.append(by_path[candidate])
-                            break
-            frontier = following
-        return tuple(found)
+        return (path, *included_in(path, self.texts, depth, self._by_path))
 
 
 def _form(call) -> str:

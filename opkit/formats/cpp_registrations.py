@@ -1074,7 +1074,7 @@ def function_index(files: list[CppRegistrationFile], others: dict[str, str], mac
     wanted -= set(index)
     if not wanted:
         return index
-    included = _included(files, others)
+    included = quoted_includes([(f.path, f.includes) for f in files], others)
     chosen = set(included)
     # the headers they include first; then the group's other C++ files, for what is still not found
     for path in (*included, *(p for p in others if p not in chosen)):
@@ -1174,20 +1174,22 @@ def resolve_kernel(functions: dict[str, list[CppFunction]], kernel: Kernel) -> C
     return next((f for f in chosen if f.defined), chosen[0])
 
 
-def _included(files: list[CppRegistrationFile], others: dict[str, str], depth: int = 3) -> list[str]:
-    """The paths of ``others`` the registering files include by a quoted path (resolved beside the
-    including file), and what those include, ``depth`` levels down: where a kernel's declaration is."""
+def quoted_includes(starts: list[tuple[str, tuple[str, ...]]], texts: dict[str, str], depth: int = 3, by_path: dict[str, str] | None = None) -> list[str]:
+    """The paths of ``texts`` that the files ``starts`` ((path, the names it includes by a quoted path)) include,
+    and what those include, ``depth`` levels down, in the order found: each name resolved beside the including
+    file, else under one of its parent directories (an -I root). ``by_path``: normpath → path of ``texts``, for
+    a caller that asks many times."""
     import os
 
-    by_path = {os.path.normpath(path): path for path in others}
+    if by_path is None:
+        by_path = {os.path.normpath(path): path for path in texts}
     found: list[str] = []
-    frontier = [(f.path, f.includes) for f in files]
-    seen = {os.path.normpath(f.path) for f in files}
+    frontier = list(starts)
+    seen = {os.path.normpath(path) for path, _ in starts}
     for _ in range(depth):
         following = []
         for path, includes in frontier:
             for name in includes:
-                # beside the including file, else under one of its parent directories (an -I root)
                 base = os.path.dirname(os.path.normpath(path))
                 for _up in range(4):
                     candidate = os.path.normpath(os.path.join(base, name))
@@ -1197,9 +1199,14 @@ def _included(files: list[CppRegistrationFile], others: dict[str, str], depth: i
                 if candidate in by_path and candidate not in seen:
                     seen.add(candidate)
                     found.append(by_path[candidate])
-                    following.append((candidate, tuple(_INCLUDE.findall(others[by_path[candidate]]))))
+                    following.append((candidate, tuple(_INCLUDE.findall(texts[by_path[candidate]]))))
         frontier = following
     return found
+
+
+def included_in(path: str, texts: dict[str, str], depth: int = 3, by_path: dict[str, str] | None = None) -> list[str]:
+    """``quoted_includes`` of the one file ``path`` of ``texts``."""
+    return quoted_includes([(path, tuple(_INCLUDE.findall(texts[path])))], texts, depth, by_path)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -84,6 +84,17 @@ def discover(paths: Sequence[str], problems: list[Finding]) -> list[InputGroup]:
     return [g for g in (main, *projects.values()) if g.inputs]
 
 
+def count_inputs(top: str, at_most: int) -> int:
+    """How many files a lint of directory ``top`` reads, counted up to one past ``at_most`` (the walk stops
+    there): for a caller deciding whether to read a whole tree."""
+    count = 0
+    for _ in _walk(top, []):
+        count += 1
+        if count > at_most:
+            break
+    return count
+
+
 def _walk(top: str, problems: list[Finding]):
     """(project root or None, Input, its real path) for every recognised file under ``top``, top-down with
     sorted names as ``os.walk`` goes; a directory that cannot be listed is an E001 finding in ``problems``

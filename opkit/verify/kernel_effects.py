@@ -54,16 +54,10 @@ def kernel_sources(path: str) -> list[str]:
     more than ``MAX_SOURCE_FILES`` files lint reads."""
     import os
 
-    from opkit.lint.discovery import KINDS, SKIPPED_DIRECTORIES
+    from opkit.lint.discovery import count_inputs
 
     directory = os.path.dirname(os.path.abspath(path))
-    count = 0
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRECTORIES and not d.startswith(".")]
-        count += sum(1 for f in files if os.path.splitext(f)[1].lower() in KINDS)
-        if count > MAX_SOURCE_FILES:
-            return [path]
-    return [directory]
+    return [directory] if count_inputs(directory, MAX_SOURCE_FILES) <= MAX_SOURCE_FILES else [path]
 
 
 def stand_in_for(qualname: str, effects: OpEffects | None) -> None:

@@ -161,6 +161,10 @@ OP_ADD(MyCacheUpdate);
 }
 """
 
+# The same op declaring no output: an op that writes some of its inputs, which the host code does not say.
+OPDEF_WITHOUT_OUTPUTS = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
+    '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+
 
 def test_an_opdef_output_named_like_an_input_is_written_in_place(tmp_path):
     body = "at::Tensor y = at::empty_like(x);\nEXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale, y);\nreturn y;"
@@ -177,8 +181,7 @@ def test_an_opdef_output_named_like_an_input_is_written_in_place(tmp_path):
 
 
 def test_an_opdef_without_outputs_leaves_its_inputs_unknown(tmp_path):
-    opdef = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
-        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+    opdef = OPDEF_WITHOUT_OUTPUTS
     params = "const at::Tensor &x, const at::Tensor &cache, double scale"
     root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale);", params), "my_op(Tensor x, Tensor cache, float scale) -> ()", params=params, extra={"my_cache_update_def.cpp": opdef})
     assert written(root) == {"x": "unknown", "cache": "unknown"}
@@ -215,8 +218,7 @@ extern "C" __global__ __aicore__ void my_cache_update(GM_ADDR x, GM_ADDR cache, 
 
 @pytest.mark.parametrize("schema, fires", [("my_op(Tensor x, Tensor cache, float scale) -> ()", True), ("my_op(Tensor x, Tensor(a!) cache, float scale) -> ()", False)])
 def test_an_opdef_without_outputs_is_read_through_its_device_kernel(tmp_path, schema, fires):
-    opdef = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
-        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+    opdef = OPDEF_WITHOUT_OUTPUTS
     params = "const at::Tensor &x, const at::Tensor &cache, double scale"
     extra = {"my_cache_update/op_host/my_cache_update_def.cpp": opdef, "my_cache_update/op_kernel/my_cache_update.cpp": OPDEF_KERNEL}
     root = project(tmp_path, kernel("EXEC_NPU_CMD(aclnnMyCacheUpdate, x, cache, scale);", params), schema, params=params, extra=extra)
@@ -227,8 +229,7 @@ def test_an_opdef_without_outputs_is_read_through_its_device_kernel(tmp_path, sc
 
 
 def test_an_opdef_kernel_in_another_layout_leaves_the_inputs_unknown(tmp_path):
-    opdef = OPDEF.replace('        this->Output("cache").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "").replace(
-        '        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});\n', "")
+    opdef = OPDEF_WITHOUT_OUTPUTS
     params = "const at::Tensor &x, const at::Tensor &cache, double scale"
     no_workspace = OPDEF_KERNEL.replace(", GM_ADDR workspace, GM_ADDR tiling)", ")")
     extra = {"op_host/my_cache_update_def.cpp": opdef, "op_kernel/my_cache_update.cpp": no_workspace}
